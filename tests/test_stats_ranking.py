@@ -237,10 +237,10 @@ def test_self_preference_detects_a_judge_favouring_itself():
     judge = {"gpt": [5, 3, 5, 2.5], "claude": [4, 4, 4, 3], "gemini": [2, 2, 3, 1]}
     res = self_preference(reference, judge, own_system="gpt")
     assert res.reference_rank == 2 and res.judge_rank == 1 and res.rank_change == 1
-    # per interaction: rank of gpt under reference [2,2,2,2]; under judge [1,2,1.5,2]
+    # per interaction: rank of gpt under reference [2,2,2,2]; under judge [1,2,1,2]
     assert res.share_higher == pytest.approx(0.5)
     assert res.share_equal == pytest.approx(0.5)
-    assert res.mean_interaction_rank_change == pytest.approx((1 + 0 + 0.5 + 0) / 4)
+    assert res.mean_interaction_rank_change == pytest.approx((1 + 0 + 1 + 0) / 4)
     neutral = self_preference(reference, reference, own_system="gpt")
     assert neutral.rank_change == 0 and neutral.share_equal == 1.0
     with pytest.raises(ReliabilityError, match="own_system"):

@@ -1,0 +1,67 @@
+"""Pure statistics for judge reliability: ICC, agreement, Krippendorff, consistency, ranking.
+
+Importing this package is cheap: submodules (and numpy/scipy) load on first use
+of a name, through a module-level ``__getattr__`` (PEP 562).  Every function
+accepts a 2-D items x raters array-like or any object with ``to_matrix()``.
+
+Note: ``pytest_judgerel.stats.icc`` is the *function*; import the module's other
+names with ``from pytest_judgerel.stats.icc import ICCResult`` (works as usual).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    # icc.py
+    "icc": "icc", "icc_table": "icc", "ICCResult": "icc", "ICCTable": "icc",
+    "koo_li_band": "icc", "canonical_form": "icc", "FORMS": "icc",
+    # agreement.py
+    "nmae": "agreement", "NMAEResult": "agreement", "pearson": "agreement", "spearman": "agreement",
+    "kendall": "agreement", "CorrelationResult": "agreement", "krippendorff_alpha": "agreement",
+    "KrippendorffResult": "agreement", "spearman_brown": "agreement", "bootstrap_ci": "agreement",
+    "BootstrapResult": "agreement",
+    # consistency.py
+    "scale_consistency": "consistency", "ScaleConsistencyResult": "consistency",
+}
+# Submodules whose names other helpers own; their public names resolve lazily too.
+_OTHER_SUBMODULES = ("ranking",)
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is not None:
+        return getattr(importlib.import_module(f".{module_name}", __name__), name)
+    if name in ("icc", "agreement", "consistency", "ranking", "_input"):
+        return importlib.import_module(f".{name}", __name__)
+    for other in _OTHER_SUBMODULES:
+        try:
+            module = importlib.import_module(f".{other}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{other}":
+                raise
+            continue
+        if hasattr(module, name) and not name.startswith("_"):
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _StatsPackage(types.ModuleType):
+    """Keep ``stats.icc`` bound to the function when the import system binds the submodule."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "icc" and isinstance(value, types.ModuleType) and hasattr(value, "icc"):
+            value = value.icc
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _StatsPackage

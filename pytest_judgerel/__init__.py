@@ -1,0 +1,53 @@
+"""pytest-judgerel: test whether an LLM judge can be trusted, as ordinary pytest tests.
+
+Public names are imported lazily (PEP 562) so that ``import pytest_judgerel``
+(which every pytest run of a user with the plugin installed does) stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Ratings": "pytest_judgerel.ratings",
+    "Scale": "pytest_judgerel.scales",
+    "NAMED_SCALES": "pytest_judgerel.scales",
+    "assert_icc_above": "pytest_judgerel.assertions",
+    "assert_scale_consistent": "pytest_judgerel.assertions",
+    "assert_agreement": "pytest_judgerel.assertions",
+    "assert_nmae_below": "pytest_judgerel.assertions",
+    "agreement": "pytest_judgerel.assertions",
+    "JudgeReliabilityFailure": "pytest_judgerel.assertions",
+    "assert_mindeval_score": "pytest_judgerel.mindeval.assertions",
+    "assert_judge_agrees_with_humans": "pytest_judgerel.mindeval.assertions",
+    "Judge": "pytest_judgerel.judge",
+    "JudgePanel": "pytest_judgerel.judge",
+    "load_template": "pytest_judgerel.templates",
+    "load_dataset": "pytest_judgerel.datasets",
+    "JudgerelError": "pytest_judgerel.errors",
+    "ReliabilityError": "pytest_judgerel.errors",
+    "RatingsError": "pytest_judgerel.errors",
+    "ScaleError": "pytest_judgerel.errors",
+    "ParseError": "pytest_judgerel.errors",
+    "ConfigError": "pytest_judgerel.errors",
+    "LLMCallError": "pytest_judgerel.errors",
+    "CacheMissError": "pytest_judgerel.errors",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_judgerel' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,525 @@
+"""Assertion helpers: compute a reliability statistic, fail with a full explanation.
+
+Each helper returns its result object when it passes, raises
+:class:`JudgeReliabilityFailure` (an ``AssertionError``) when it does not, and
+records a metric record for the session report in both cases (see
+``docs/architecture.md``).  In report-only mode (``--judgerel-report-only``)
+they record and never fail.
+
+Definitions: ICC forms after McGraw & Wong (1996) / pingouin 0.7; human-judge
+agreement and nMAE after seed 001 (Li et al. 2026), section 3.2 and eqs. (4)-(5).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import _recording
+from .errors import ReliabilityError
+from .ratings import Ratings
+from .scales import Scale, ScaleLike
+
+__all__ = [
+    "JudgeReliabilityFailure",
+    "assert_icc_above",
+    "assert_scale_consistent",
+    "assert_agreement",
+    "assert_nmae_below",
+    "AgreementResult",
+]
+
+_WORST = 5
+
+
+class JudgeReliabilityFailure(AssertionError):
+    """A reliability assertion failed; ``record`` holds the metric record."""
+
+    def __init__(self, message: str, record: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.record = record or {}
+
+
+# ---------------------------------------------------------------------- ICC
+def assert_icc_above(
+    ratings: Any,
+    threshold: float,
+    form: str = "A,1",
+    use: str = "estimate",
+    *,
+    confidence: float = 0.95,
+    nan_policy: str = "raise",
+    by: str | None = None,
+    max_parse_failures: int = 0,
+    label: str | None = None,
+):
+    """Assert that the ICC of ``ratings`` (items x raters) is at least ``threshold``.
+
+    ``use="ci_low"`` asserts the lower confidence bound instead of the point
+    estimate (the stricter gate for small samples).  ``by`` names an item group:
+    every group must pass too, since a pooled ICC can hide a weak subgroup
+    (seed 001 section 5.2).  Returns the :class:`~pytest_judgerel.stats.ICCResult`.
+    """
+    from .stats.icc import icc
+
+    _check_threshold(threshold, "threshold")
+    if use not in ("estimate", "ci_low"):
+        raise ValueError(f"use must be 'estimate' or 'ci_low', got {use!r}")
+    failures = _parse_failure_lines(ratings, max_parse_failures)
+    result = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
+    tested = result.value if use == "estimate" else result.ci_low
+    passed = tested >= threshold
+    groups = {}
+    if by is not None:
+        for name, sub in _item_groups(ratings, by):
+            groups[name] = _group_icc(sub, form, confidence, nan_policy, threshold, use)
+    group_failed = [g for g, r in groups.items() if r.get("passed") is False]
+    statistic = f"ICC({result.form})" if not str(result.form).startswith("ICC") else str(result.form)
+    worst = _worst_spread_items(ratings)
+    rec = {
+        "kind": "icc",
+        "statistic": statistic,
+        "label": label,
+        "value": result.value,
+        "ci": [result.ci_low, result.ci_high],
+        "confidence": confidence,
+        "use": use,
+        "n": result.n,
+        "k": result.k,
+        "threshold": threshold,
+        "direction": "min",
+        "groups": groups,
+        "worst_items": worst,
+        "parse_failures": _n_parse_failures(ratings),
+        "judge": _provenance(ratings),
+    }
+    ok = passed and not group_failed and not failures
+    rec["passed"] = ok
+    if ok:
+        return _finish(rec, None, result)
+    lines = [
+        f"{label + ': ' if label else ''}{statistic} = {result.value:.4f} "
+        f"[{confidence:.0%} CI {result.ci_low:.4f}, {result.ci_high:.4f}] "
+        f"(n={result.n} items, k={result.k} raters; {_band(result.value)})",
+    ]
+    if not passed:
+        what = "estimate" if use == "estimate" else "lower CI bound"
+        lines.append(f"  the {what} {tested:.4f} is below the threshold {threshold}")
+    else:
+        lines.append(f"  pooled passes the threshold {threshold}")
+    lines += _group_lines(groups)
+    lines += failures
+    lines += _worst_lines(worst, "largest spread across raters")
+    return _finish(rec, "\n".join(lines), result)
+
+
+# ---------------------------------------------------------------------- scales
+def assert_scale_consistent(
+    ratings_by_scale: Mapping[str, Any],
+    min_icc: float,
+    pairwise: bool = True,
+    *,
+    form: str = "A,1",
+    use: str = "estimate",
+    max_parse_failures: int = 0,
+    label: str | None = None,
+):
+    """Assert a judge grades consistently across scales (seed 001 Table 1).
+
+    Each scale's ratings (items x repeats, or one column) are mapped linearly to
+    [0, 1]; the ICC across scales must reach ``min_icc`` jointly and, with
+    ``pairwise=True``, for every pair of scales.  Returns the consistency result.
+    """
+    from .stats.consistency import scale_consistency
+
+    _check_threshold(min_icc, "min_icc")
+    if use not in ("estimate", "ci_low"):
+        raise ValueError(f"use must be 'estimate' or 'ci_low', got {use!r}")
+    failures: list[str] = []
+    for name, r in ratings_by_scale.items():
+        failures += [f"  [{name}] {line.strip()}" for line in _parse_failure_lines(r, max_parse_failures)]
+    result = scale_consistency(ratings_by_scale, form=form, pairwise=pairwise)
+    joint = result.joint
+
+    def tested(r):
+        return r.value if use == "estimate" else r.ci_low
+
+    groups: dict[str, dict[str, Any]] = {
+        "joint": _icc_group_record(joint, min_icc, tested(joint) >= min_icc)
+    }
+    if pairwise:
+        for pair, r in result.pairwise.items():
+            groups[" vs ".join(pair)] = _icc_group_record(r, min_icc, tested(r) >= min_icc)
+    bad = [g for g, r in groups.items() if not r["passed"]]
+    rec = {
+        "kind": "scale_consistency",
+        "statistic": f"ICC({joint.form}) across scales",
+        "label": label,
+        "value": joint.value,
+        "ci": [joint.ci_low, joint.ci_high],
+        "n": joint.n,
+        "k": joint.k,
+        "threshold": min_icc,
+        "direction": "min",
+        "use": use,
+        "scales": list(ratings_by_scale),
+        "groups": groups,
+        "matrix": _consistency_matrix(result, list(ratings_by_scale)),
+        "parse_failures": sum(_n_parse_failures(r) for r in ratings_by_scale.values()),
+        "judge": _provenance(next(iter(ratings_by_scale.values()), None)),
+        "worst_items": [],
+    }
+    ok = not bad and not failures
+    rec["passed"] = ok
+    if ok:
+        return _finish(rec, None, result)
+    lines = [
+        f"{label + ': ' if label else ''}inter-scale consistency ICC({joint.form}) over "
+        f"{', '.join(ratings_by_scale)} = {joint.value:.4f} [CI {joint.ci_low:.4f}, {joint.ci_high:.4f}] "
+        f"(n={joint.n} items); threshold {min_icc} ({use})"
+    ]
+    if bad:
+        lines.append("  below the threshold: " + ", ".join(bad))
+    lines += _group_lines(groups)
+    lines += failures
+    return _finish(rec, "\n".join(lines), result)
+
+
+# ---------------------------------------------------------------------- agreement
+@dataclass(frozen=True)
+class AgreementResult:
+    """Human-judge agreement on one set of items (seed 001 section 3.2).
+
+    ``icc`` is ICC(A,1) on the S x 2 matrix [human panel mean, judge mean];
+    ``nmae`` is eq. (5): mean |judge - human| / (scale max - scale min).
+    """
+
+    icc: Any
+    nmae: float
+    n: int
+    scale: Scale
+    item_errors: dict[str, float] = field(default_factory=dict)
+    groups: dict[str, "AgreementResult"] = field(default_factory=dict)
+
+    def worst_items(self, limit: int = _WORST, min_error: float = 0.0) -> list[tuple[str, float]]:
+        items = sorted(self.item_errors.items(), key=lambda kv: -kv[1])
+        return [(i, e) for i, e in items if e > min_error][:limit]
+
+
+def agreement(judge_ratings: Any, human_ratings: Any, *, scale: ScaleLike | None = None,
+              by: str | None = None, confidence: float = 0.95) -> AgreementResult:
+    """Compute human-judge agreement, pooled and per group of ``by``.
+
+    ``by`` names an item group of either ratings (e.g. ``"benchmark"``) or a rater
+    group of the human ratings (e.g. ``"subgroup"``: agreement with each human
+    subgroup's panel mean).
+    """
+    judge, human = _as_ratings(judge_ratings, "judge"), _as_ratings(human_ratings, "human")
+    sc = _resolve_scale(scale, judge, human)
+    judge, human = judge.align(human)
+    pooled = _agreement_core(judge, human, sc, confidence)
+    groups: dict[str, AgreementResult] = {}
+    if by is not None:
+        if by in human.rater_groups:
+            for label in human.rater_group_labels(by):
+                sub = human.select_raters(**{by: label})
+                groups[label] = _agreement_core(judge, sub, sc, confidence, strict=False)
+        else:
+            source = judge if by in judge.item_groups else human
+            if by not in source.item_groups:
+                raise ReliabilityError(
+                    f"no item or rater group {by!r}; item groups: {sorted(set(judge.item_groups) | set(human.item_groups))}, "
+                    f"human rater groups: {sorted(human.rater_groups)}"
+                )
+            labels = source.item_groups[by]
+            for label in dict.fromkeys(labels):
+                mask = [lab == label for lab in labels]
+                groups[label] = _agreement_core(
+                    judge.select_items(mask), human.select_items(mask), sc, confidence, strict=False
+                )
+    return AgreementResult(pooled.icc, pooled.nmae, pooled.n, sc, pooled.item_errors, groups)
+
+
+def assert_agreement(
+    judge_ratings: Any,
+    human_ratings: Any,
+    min_icc: float | None = None,
+    max_nmae: float | None = None,
+    by: str | None = None,
+    *,
+    scale: ScaleLike | None = None,
+    use: str = "estimate",
+    max_parse_failures: int = 0,
+    label: str | None = None,
+) -> AgreementResult:
+    """Assert a judge agrees with a human panel: ICC(A,1) >= ``min_icc`` and/or
+    nMAE <= ``max_nmae``, pooled and in every group of ``by``."""
+    if min_icc is None and max_nmae is None:
+        raise ValueError("assert_agreement needs min_icc, max_nmae or both")
+    if min_icc is not None:
+        _check_threshold(min_icc, "min_icc")
+    if max_nmae is not None:
+        _check_threshold(max_nmae, "max_nmae")
+    failures = _parse_failure_lines(judge_ratings, max_parse_failures)
+    res = agreement(judge_ratings, human_ratings, scale=scale, by=by)
+
+    def verdict(r: AgreementResult) -> tuple[bool, list[str]]:
+        why = []
+        if r.icc is None:
+            return False, ["ICC undefined for this group (too few items or no variance)"]
+        if min_icc is not None:
+            v = r.icc.value if use == "estimate" else r.icc.ci_low
+            if v < min_icc:
+                why.append(f"ICC(A,1) {v:.4f} < {min_icc}")
+        if max_nmae is not None and r.nmae > max_nmae:
+            why.append(f"nMAE {r.nmae:.4f} > {max_nmae}")
+        return not why, why
+
+    ok_pooled, why_pooled = verdict(res)
+    groups = {}
+    for g, r in res.groups.items():
+        ok, why = verdict(r)
+        groups[g] = {
+            "value": None if r.icc is None else r.icc.value,
+            "ci": None if r.icc is None else [r.icc.ci_low, r.icc.ci_high],
+            "nmae": r.nmae,
+            "n": r.n,
+            "passed": ok,
+            "reasons": why,
+        }
+    worst = [{"item": i, "detail": f"|judge-human|/range = {e:.3f}", "error": e} for i, e in res.worst_items()]
+    main_stat = "ICC(A,1)" if min_icc is not None else "nMAE"
+    rec = {
+        "kind": "agreement" if min_icc is not None else "nmae",
+        "statistic": main_stat,
+        "label": label,
+        "value": res.icc.value if min_icc is not None else res.nmae,
+        "ci": [res.icc.ci_low, res.icc.ci_high] if min_icc is not None else None,
+        "icc": res.icc.value,
+        "nmae": res.nmae,
+        "n": res.n,
+        "k": 2,
+        "threshold": min_icc if min_icc is not None else max_nmae,
+        "thresholds": {"min_icc": min_icc, "max_nmae": max_nmae},
+        "direction": "min" if min_icc is not None else "max",
+        "use": use,
+        "groups": groups,
+        "worst_items": worst,
+        "pairs": _scatter_pairs(judge_ratings, human_ratings),
+        "parse_failures": _n_parse_failures(judge_ratings),
+        "judge": _provenance(judge_ratings),
+    }
+    bad_groups = [g for g, r in groups.items() if not r["passed"]]
+    ok = ok_pooled and not bad_groups and not failures
+    rec["passed"] = ok
+    if ok:
+        return _finish(rec, None, res)
+    lines = [
+        f"{label + ': ' if label else ''}judge-human agreement on {res.n} items (scale {res.scale.name}): "
+        f"ICC(A,1) = {res.icc.value:.4f} [CI {res.icc.ci_low:.4f}, {res.icc.ci_high:.4f}], nMAE = {res.nmae:.4f}"
+    ]
+    lines.append("  pooled: " + ("passes" if ok_pooled else "; ".join(why_pooled)))
+    if bad_groups and ok_pooled:
+        lines.append(
+            "  reliability illusion: the pooled statistic passes but "
+            f"{len(bad_groups)} group(s) of {by!r} fail (seed 001 section 5.2)"
+        )
+    for g, r in groups.items():
+        icc_txt = "n/a" if r["value"] is None else f"{r['value']:.4f}"
+        lines.append(
+            f"  {by}={g}: ICC(A,1) {icc_txt}, nMAE {r['nmae']:.4f}, n={r['n']} "
+            + ("ok" if r["passed"] else "FAIL: " + "; ".join(r["reasons"]))
+        )
+    lines += failures
+    lines += _worst_lines(worst, "worst-aligned items")
+    return _finish(rec, "\n".join(lines), res)
+
+
+def assert_nmae_below(
+    judge_ratings: Any,
+    human_ratings: Any,
+    threshold: float,
+    by: str | None = None,
+    *,
+    scale: ScaleLike | None = None,
+    max_parse_failures: int = 0,
+    label: str | None = None,
+) -> AgreementResult:
+    """Assert nMAE (seed 001 eq. 5) between judge and human panel means is at most ``threshold``."""
+    return assert_agreement(
+        judge_ratings, human_ratings, max_nmae=threshold, by=by, scale=scale,
+        max_parse_failures=max_parse_failures, label=label,
+    )
+
+
+# ---------------------------------------------------------------------- internals
+def _finish(rec: dict[str, Any], message: str | None, result: Any):
+    if message is not None and _recording.report_only():
+        rec["report_only"] = True
+    _recording.record(rec)
+    if message is None or _recording.report_only():
+        return result
+    raise JudgeReliabilityFailure(message, rec)
+
+
+def _check_threshold(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+
+def _as_ratings(data: Any, what: str) -> Ratings:
+    if isinstance(data, Ratings):
+        return data
+    arr = np.asarray(data, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    return Ratings.from_array(arr, rater_ids=[f"{what}{j}" for j in range(arr.shape[1])])
+
+
+def _resolve_scale(scale: ScaleLike | None, *ratings: Ratings) -> Scale:
+    if scale is not None:
+        return Scale.parse(scale)
+    scales = {r.scale for r in ratings if r.scale is not None}
+    if len(scales) == 1:
+        return scales.pop()
+    if len(scales) > 1:
+        raise ReliabilityError(
+            f"judge and human ratings are on different scales ({', '.join(s.name for s in scales)}): "
+            "normalise them or pass scale= explicitly"
+        )
+    raise ReliabilityError("nMAE needs the scale range: pass scale='0-5' (or ratings with a scale)")
+
+
+def _agreement_core(judge: Ratings, human: Ratings, scale: Scale, confidence: float,
+                    strict: bool = True) -> AgreementResult:
+    from .stats.agreement import nmae
+    from .stats.icc import icc
+
+    jm, hm = judge.item_means(), human.item_means()
+    err = nmae(jm, hm, scale=(scale.low, scale.high))
+    errors = {i: float(abs(a - b) / scale.range) for i, a, b in zip(judge.item_ids, jm, hm)}
+    try:
+        icc_res = icc(np.column_stack([hm, jm]), form="A,1", confidence=confidence)
+    except ReliabilityError:
+        if strict:
+            raise
+        icc_res = None
+    return AgreementResult(icc_res, float(err.value), len(jm), scale, errors)
+
+
+def _group_icc(sub: Ratings, form: str, confidence: float, nan_policy: str, threshold: float,
+               use: str) -> dict[str, Any]:
+    from .stats.icc import icc
+
+    try:
+        r = icc(sub, form=form, confidence=confidence, nan_policy=nan_policy)
+    except ReliabilityError as exc:
+        return {"value": None, "ci": None, "n": sub.n_items, "passed": False, "reason": str(exc)}
+    tested = r.value if use == "estimate" else r.ci_low
+    return _icc_group_record(r, threshold, tested >= threshold)
+
+
+def _icc_group_record(r: Any, threshold: float, passed: bool) -> dict[str, Any]:
+    return {"value": r.value, "ci": [r.ci_low, r.ci_high], "n": r.n, "k": r.k,
+            "threshold": threshold, "passed": bool(passed)}
+
+
+def _group_lines(groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    out = []
+    for g, r in groups.items():
+        if r.get("value") is None:
+            out.append(f"  {g}: undefined ({r.get('reason', 'degenerate')}) FAIL")
+            continue
+        ci = r.get("ci") or [float("nan")] * 2
+        out.append(
+            f"  {g}: {r['value']:.4f} [CI {ci[0]:.4f}, {ci[1]:.4f}] n={r.get('n')} "
+            + ("ok" if r["passed"] else "FAIL")
+        )
+    return out
+
+
+def _item_groups(ratings: Any, by: str):
+    if not isinstance(ratings, Ratings):
+        raise ReliabilityError(f"by={by!r} needs a Ratings object with item groups")
+    for label in ratings.item_group_labels(by):
+        yield label, ratings.select_items(**{by: label})
+
+
+def _worst_spread_items(ratings: Any) -> list[dict[str, Any]]:
+    r = ratings if isinstance(ratings, Ratings) else None
+    mat = r.values if r is not None else np.asarray(getattr(ratings, "to_matrix", lambda: ratings)(), dtype=float)
+    if mat.ndim != 2 or mat.shape[1] < 2:
+        return []
+    with np.errstate(all="ignore"):
+        spread = np.nanmax(mat, axis=1) - np.nanmin(mat, axis=1)
+    order = np.argsort(-np.nan_to_num(spread, nan=-1))[:_WORST]
+    ids = r.item_ids if r is not None else [str(i) for i in range(mat.shape[0])]
+    out = []
+    for i in order:
+        if not np.isfinite(spread[i]) or spread[i] <= 0:
+            continue
+        vals = ", ".join("nan" if np.isnan(v) else f"{v:g}" for v in mat[i][:10])
+        out.append({"item": ids[i], "detail": f"scores [{vals}] spread {spread[i]:g}", "spread": float(spread[i])})
+    return out
+
+
+def _worst_lines(worst: Sequence[Mapping[str, Any]], title: str) -> list[str]:
+    if not worst:
+        return []
+    return [f"  {title}:"] + [f"    {w['item']}: {w['detail']}" for w in worst]
+
+
+def _n_parse_failures(ratings: Any) -> int:
+    return len(getattr(ratings, "parse_failures", ()) or ())
+
+
+def _parse_failure_lines(ratings: Any, limit: int) -> list[str]:
+    fails = list(getattr(ratings, "parse_failures", ()) or ())
+    if len(fails) <= limit:
+        return []
+    lines = [f"  {len(fails)} judge repl{'y' if len(fails) == 1 else 'ies'} could not be parsed "
+             f"(max_parse_failures={limit}); these are not scores:"]
+    for f in fails[:_WORST]:
+        reply = getattr(f, "reply", None) or (f.get("reply") if isinstance(f, Mapping) else str(f))
+        cause = getattr(f, "cause", None) or (f.get("cause") if isinstance(f, Mapping) else "")
+        item = getattr(f, "item", None) or (f.get("item") if isinstance(f, Mapping) else "")
+        text = (reply or "").replace("\n", "\\n")
+        lines.append(f"    {item} [{cause}]: {text[:160]!r}")
+    return lines
+
+
+def _provenance(ratings: Any) -> dict[str, Any] | None:
+    prov = getattr(ratings, "provenance", None)
+    return dict(prov) if prov else None
+
+
+def _scatter_pairs(judge: Any, human: Any, limit: int = 2000) -> list[list[float]] | None:
+    try:
+        j, h = _as_ratings(judge, "judge"), _as_ratings(human, "human")
+        j, h = j.align(h)
+        jm, hm = j.item_means(), h.item_means()
+    except Exception:  # the assertion itself reports the real problem
+        return None
+    return [[float(a), float(b)] for a, b in list(zip(hm, jm))[:limit]]
+
+
+def _consistency_matrix(result: Any, names: list[str]) -> list[list[float | None]]:
+    m: list[list[float | None]] = [[1.0 if a == b else None for b in names] for a in names]
+    for (a, b), r in getattr(result, "pairwise", {}).items():
+        if a in names and b in names:
+            m[names.index(a)][names.index(b)] = m[names.index(b)][names.index(a)] = r.value
+    return m
+
+
+def _band(value: float) -> str:
+    """Koo & Li (2016) interpretation bands for ICC."""
+    if value < 0.5:
+        return "poor"
+    if value < 0.75:
+        return "moderate"
+    if value < 0.9:
+        return "good"
+    return "excellent"

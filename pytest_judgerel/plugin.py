@@ -1,0 +1,92 @@
+"""pytest hooks of pytest-judgerel (entry point ``pytest11: judgerel``).
+
+Hooks only: options, markers, marker validation, the per-test record sink, the
+collection of metric records on the controller, the terminal summary and the
+CI gate.  Fixtures live in :mod:`pytest_judgerel.fixtures`; nothing heavy
+(litellm, scipy, diskcache) is imported here.  Works with and without
+pytest-xdist: records travel on ``TestReport.user_properties``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# litellm fetches a price list at import unless told not to; set this before
+# anything can import it (users' explicit settings win).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+from . import _recording  # noqa: E402  (stdlib only)
+from .options import MARKERS, add_options  # noqa: E402  (stdlib only)
+
+_RECORDS = pytest.StashKey[list]()
+_CALLS_BEFORE = pytest.StashKey[dict]()
+SESSION_KEY = pytest.StashKey["object"]()
+
+pytest.register_assert_rewrite("pytest_judgerel.assertions")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    from .session import JudgerelSession
+
+    session = JudgerelSession(config)
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(session, "judgerel-session")
+    from . import fixtures
+
+    if not config.pluginmanager.is_registered(fixtures):
+        config.pluginmanager.register(fixtures, "judgerel-fixtures")
+    _recording.set_report_only(session.settings.report_only)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from .markers import validate_item
+
+    errors = [msg for item in items for msg in validate_item(item)]
+    if errors:
+        raise pytest.UsageError("invalid judgerel marker(s):\n  " + "\n  ".join(errors))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    from .markers import parametrize
+
+    parametrize(metafunc)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    records: list = []
+    item.stash[_RECORDS] = records
+    session = item.config.stash.get(SESSION_KEY, None)
+    item.stash[_CALLS_BEFORE] = session.call_snapshot() if session else {}
+    _recording.set_sink(records)
+    try:
+        return (yield)
+    finally:
+        _recording.set_sink(None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        records = list(item.stash.get(_RECORDS, []))
+        session = item.config.stash.get(SESSION_KEY, None)
+        calls = session.call_delta(item.stash.get(_CALLS_BEFORE, {})) if session else {}
+        if records or calls:
+            report.user_properties.append(("judgerel", {"records": records, "calls": calls}))
+    return report
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    session = config.stash.get(SESSION_KEY, None)
+    return session.header_lines() if session else None

@@ -1,0 +1,124 @@
+"""The per-process judgerel session: settings, the shared LLM client, and the
+controller-side collection of metric records (registered as a pytest plugin).
+
+Workers (pytest-xdist) only attach records to their test reports; the
+controller (or the single process without xdist) collects them in
+``pytest_runtest_logreport`` and writes reports once, at session end.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from .options import Settings, resolve_settings
+
+
+class JudgerelSession:
+    def __init__(self, config: pytest.Config) -> None:
+        from .errors import ConfigError
+
+        self.config = config
+        try:
+            self.settings: Settings = resolve_settings(config)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
+        self.is_worker = hasattr(config, "workerinput")
+        self.results: dict[str, dict[str, Any]] = {}
+        self.crashed: list[str] = []
+        self.gate_reasons: list[str] = []
+        self.report: dict[str, Any] | None = None
+        self._client = None
+        self._client_lock = threading.Lock()
+        self.started = time.time()
+
+    # ------------------------------------------------------------ LLM client
+    @property
+    def client(self):
+        """The process-wide LLM client (created on first use; litellm stays unimported until a miss)."""
+        with self._client_lock:
+            if self._client is None:
+                from .llm import LLMClient, LLMSettings
+
+                s = self.settings
+                self._client = LLMClient(
+                    LLMSettings(
+                        cache_dir=s.cache_dir,
+                        cache_mode=s.cache_mode,
+                        cache_backend=s.cache_backend,
+                        max_concurrency=s.max_concurrency,
+                        rpm=s.rpm,
+                        timeout=s.timeout,
+                        max_attempts=s.max_attempts,
+                    )
+                )
+            return self._client
+
+    def call_snapshot(self) -> dict[str, Any]:
+        return self._client.stats.to_dict() if self._client is not None else {}
+
+    def call_delta(self, before: dict[str, Any]) -> dict[str, Any]:
+        if self._client is None:
+            return {}
+        now = self._client.stats.to_dict()
+        out = {}
+        for k, v in now.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                d = v - before.get(k, 0)
+                if d:
+                    out[k] = d
+        return out
+
+    def header_lines(self) -> list[str]:
+        s = self.settings
+        model = s.model or "(default)"
+        return [f"judgerel: model={model} cache={s.cache_mode} dir={s.cache_dir}"
+                + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
+
+    # ------------------------------------------------------------ collection
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = None
+        for name, value in report.user_properties:
+            if name == "judgerel":
+                entry = value
+        if entry is None and report.nodeid not in self.results:
+            return
+        res = self.results.setdefault(report.nodeid, {"nodeid": report.nodeid, "records": [], "calls": {},
+                                                      "outcome": "passed"})
+        if entry is not None:
+            res["records"].extend(entry.get("records", []))
+            for k, v in (entry.get("calls") or {}).items():
+                res["calls"][k] = res["calls"].get(k, 0) + v
+        if report.failed:
+            res["outcome"] = "failed" if report.when == "call" else "error"
+        elif report.skipped and report.when != "teardown":
+            res["outcome"] = "skipped"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        # xdist: a worker died while running ``crashitem``; records of finished tests are kept.
+        self.crashed.append(crashitem)
+
+    # ------------------------------------------------------------ session end
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker:
+            return
+        from .report.build import build_report
+        from .report.gate import apply_outputs
+
+        self.report = build_report(self)
+        reasons = apply_outputs(self, self.report)
+        self.gate_reasons = reasons
+        if reasons and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if self.is_worker or self.report is None:
+            return
+        from .report.terminal import write_summary
+
+        write_summary(terminalreporter, self.report, self.gate_reasons, self.settings)

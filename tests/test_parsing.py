@@ -1,0 +1,337 @@
+"""Judge-reply parsers: strict, never a default, every failure names its cause.
+
+``tests/data/malformed_replies.jsonl`` holds 427 malformed replies (182 written by
+hand by category, 245 generated from a seeded script over random scales and
+values); each row names the format, the scale and the expected ``cause``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_judgerel.errors import ParseError
+from pytest_judgerel.parsing import (
+    CAUSES,
+    ParseOutcome,
+    format_reminder,
+    parse_axis_lines,
+    parse_json_scores,
+    parse_score,
+    try_parse,
+)
+from pytest_judgerel.scales import Scale
+
+CORPUS = Path(__file__).parent / "data" / "malformed_replies.jsonl"
+SUMM = ["relevance", "coherence", "fluency", "consistency", "overall"]
+MTB = ["score", "criteria_scores.helpfulness", "criteria_scores.correctness",
+       "criteria_scores.depth", "criteria_scores.clarity"]
+AXES = ["Clinical Accuracy & Competence", "Ethical & Professional Conduct", "Assessment & Response",
+        "Therapeutic Relationship & Alliance", "AI-Specific Communication Quality"]
+
+
+def _scale(name: str, fractional: bool) -> Scale:
+    s = Scale.parse(name)
+    return Scale(s.low, s.high, fractional=fractional)
+
+
+def _corpus() -> list[dict]:
+    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_corpus_is_large_and_covers_every_cause():
+    rows = _corpus()
+    assert len(rows) >= 300
+    assert {r["expected_cause"] for r in rows} == set(CAUSES)
+    assert {r["origin"] for r in rows} == {"hand", "generated"}
+
+
+@pytest.mark.parametrize("row", _corpus(), ids=lambda r: f"{r['fmt']}-{r['category']}")
+def test_malformed_reply_fails_with_its_cause(row):
+    scale = _scale(row["scale"], row["fractional"])
+    outcome = try_parse(row["reply"], row["fmt"], scale, row["keys"])
+    assert not outcome.ok, f"silent misparse: {row['reply']!r} -> {outcome.value} {outcome.values}"
+    assert outcome.value is None and outcome.values is None
+    assert outcome.failure.cause == row["expected_cause"]
+    assert outcome.failure.cause in CAUSES
+    assert outcome.failure.message.startswith(row["expected_cause"] + ":")
+    assert "reply was" in outcome.failure.message
+
+
+def test_corpus_failures_raise_parse_error_with_the_same_cause():
+    for row in _corpus():
+        scale = _scale(row["scale"], row["fractional"])
+        with pytest.raises(ParseError) as info:
+            if row["fmt"] == "number":
+                parse_score(row["reply"], scale)
+            elif row["fmt"] == "json":
+                parse_json_scores(row["reply"], row["keys"], scale)
+            else:
+                parse_axis_lines(row["reply"], row["keys"], scale)
+        assert info.value.cause == row["expected_cause"], row
+
+
+VALID_NUMBER = [
+    ("7", "0-10", False, 7.0),
+    (" 7 ", "0-10", False, 7.0),
+    ("\n7\n", "0-10", False, 7.0),
+    ("7.", "0-10", False, 7.0),
+    ("Score: 7", "0-10", False, 7.0),
+    ("score:7", "0-10", False, 7.0),
+    ("**7**", "0-10", False, 7.0),
+    ("**Score:** 7", "0-10", False, 7.0),
+    ("`7`", "0-10", False, 7.0),
+    ("```\n7\n```", "0-10", False, 7.0),
+    ("7/10", "0-10", False, 7.0),
+    ("7 / 10", "0-10", False, 7.0),
+    ("Score: **7/10**", "0-10", False, 7.0),
+    ("I'd rate it 7 out of 10.", "0-10", False, 7.0),
+    ("On a scale of 0-10, I give 7", "0-10", False, 7.0),
+    ("On a scale from 0 to 10, I give 7.", "0-10", False, 7.0),
+    ("Rating (0–10): 7", "0-10", False, 7.0),
+    ("between 0 and 10 I would say 7", "0-10", False, 7.0),
+    ("7 (out of 10)", "0-10", False, 7.0),
+    ("Rating: 7 /10", "0-10", False, 7.0),
+    ("7. Final score: 7", "0-10", False, 7.0),
+    ("7.0", "0-10", False, 7.0),
+    ("07", "0-10", False, 7.0),
+    ("+7", "0-10", False, 7.0),
+    ("0", "0-10", False, 0.0),
+    ("10", "0-10", False, 10.0),
+    ("10/10", "0-10", False, 10.0),
+    ("0/10", "0-10", False, 0.0),
+    ("<think>Could be 5 or 6.</think>\n6", "0-10", False, 6.0),
+    ("\\boxed{8}", "0-10", False, 8.0),
+    ("Score: 3", "0-5", False, 3.0),
+    ("3/5", "1-5", False, 3.0),
+    ("Score: 3 on a 1-5 scale.", "1-5", False, 3.0),
+    ("85", "0-100", False, 85.0),
+    ("85/100", "0-100", False, 85.0),
+    ("85%", "0-100", False, 85.0),
+    ("I give this a 100 on the 0-100 scale", "0-100", False, 100.0),
+    ("3.5", "0-5", True, 3.5),
+    ("3.75", "1-6", True, 3.75),
+    ("Score: 4.25/5", "0-5", True, 4.25),
+    (".5", "0-5", True, 0.5),
+    ("62.5", "0-100", True, 62.5),
+    ("2.50", "0-5", True, 2.5),
+    ("**4.1**", "0-5", True, 4.1),
+    ("Similarity: 4.8 (on a scale of 0 to 5)", "0-5", True, 4.8),
+]
+
+
+@pytest.mark.parametrize("reply,scale,fractional,expected", VALID_NUMBER)
+def test_valid_number_replies_parse_exactly(reply, scale, fractional, expected):
+    assert parse_score(reply, _scale(scale, fractional)) == expected
+    outcome = try_parse(reply, "number", _scale(scale, fractional))
+    assert outcome.ok and outcome.value == expected and outcome.failure is None
+
+
+VALID_JSON = [
+    ('{"relevance": 4, "coherence": 3.5, "fluency": 5, "consistency": 4, "overall": 4.2}', SUMM,
+     {"relevance": 4, "coherence": 3.5, "fluency": 5, "consistency": 4, "overall": 4.2}),
+    ('```json\n{"relevance": 4, "coherence": 3, "fluency": 5, "consistency": 4, "overall": 4}\n```', SUMM,
+     {"relevance": 4, "coherence": 3, "fluency": 5, "consistency": 4, "overall": 4}),
+    ('Here is my evaluation:\n```json\n{"Relevance": "4", "Coherence": "3.5/5", "Fluency": 5, '
+     '"Consistency": 4, "Overall": 4}\n```', SUMM,
+     {"relevance": 4, "coherence": 3.5, "fluency": 5, "consistency": 4, "overall": 4}),
+    ('{"score": 4.5, "criteria_scores": {"helpfulness": 4.5, "correctness": 5.0, "depth": 4.0, '
+     '"clarity": 5.0}}', MTB,
+     {"score": 4.5, "criteria_scores.helpfulness": 4.5, "criteria_scores.correctness": 5.0,
+      "criteria_scores.depth": 4.0, "criteria_scores.clarity": 5.0}),
+    ('{"score": 0.0, "criteria_scores": {"helpfulness": 0, "correctness": 0, "depth": 0.5, "clarity": 1}}',
+     MTB, {"score": 0.0, "criteria_scores.helpfulness": 0, "criteria_scores.correctness": 0,
+           "criteria_scores.depth": 0.5, "criteria_scores.clarity": 1}),
+    ('{"relevance": 4, "relevance": 4, "coherence": 3, "fluency": 5, "consistency": 4, "overall": 4, '
+     '"note": "2 typos"}', SUMM,
+     {"relevance": 4, "coherence": 3, "fluency": 5, "consistency": 4, "overall": 4}),
+]
+
+
+@pytest.mark.parametrize("reply,keys,expected", VALID_JSON)
+def test_valid_json_replies_parse_exactly(reply, keys, expected):
+    scale = Scale(0, 5, fractional=True)
+    assert parse_json_scores(reply, keys, scale) == expected
+    outcome = try_parse(reply, "json", scale, keys)
+    assert outcome.ok and dict(outcome.values) == expected
+
+
+VALID_AXES = [
+    ("Clinical Accuracy & Competence: 4\nEthical & Professional Conduct: 5\nAssessment & Response: 3.75\n"
+     "Therapeutic Relationship & Alliance: 4\nAI-Specific Communication Quality: 2", [4, 5, 3.75, 4, 2]),
+    ("**Clinical Accuracy & Competence**: 4\n**Ethical & Professional Conduct**: 5\n"
+     "**Assessment & Response**: 3\n**Therapeutic Relationship & Alliance**: 4\n"
+     "**AI-Specific Communication Quality (LLMness)**: 2", [4, 5, 3, 4, 2]),
+    ("- clinical accuracy and competence: 1\n- ethical and professional conduct: 6\n"
+     "- assessment and response: 2.5\n- therapeutic relationship and alliance: 3\n"
+     "- ai-specific communication quality: 1.25", [1, 6, 2.5, 3, 1.25]),
+    ("Scores follow.\n1. Clinical Accuracy & Competence (CAC): 4/6\n2. Ethical & Professional Conduct (EPC): 5.\n"
+     "3. Assessment & Response (AR): 3\n4. Therapeutic Relationship & Alliance (TRA): 4\n"
+     "5. AI-Specific Communication Quality (ASCQ): 2\nClinical Accuracy & Competence: 4", [4, 5, 3, 4, 2]),
+]
+
+
+@pytest.mark.parametrize("reply,expected", VALID_AXES)
+def test_valid_axis_replies_parse_exactly(reply, expected):
+    values = parse_axis_lines(reply, AXES, Scale(1, 6, fractional=True))
+    assert values == dict(zip(AXES, map(float, expected)))
+
+
+def test_at_least_fifty_valid_examples():
+    assert len(VALID_NUMBER) + len(VALID_JSON) + len(VALID_AXES) >= 50
+
+
+# ------------------------------------------------------------------ properties
+SCALES = [Scale(0, 5), Scale(0, 10), Scale(0, 100), Scale(1, 5), Scale(1, 6), Scale(1, 10),
+          Scale(0, 5, fractional=True), Scale(0, 10, fractional=True), Scale(0, 100, fractional=True),
+          Scale(1, 6, fractional=True), Scale(0, 1, step=0.25), Scale(-3, 3)]
+NUMBER_FORMATS = [
+    "{v}", "  {v}\n", "{v}.", "Score: {v}", "score: {v}.", "**{v}**", "Score: **{v}**", "`{v}`",
+    "{v}/{hi}", "{v} / {hi}", "{v} out of {hi}", "**{v}/{hi}**", "On a scale of {lo}-{hi}, I give {v}",
+    "On a scale from {lo} to {hi}: {v}", "{v}. Final score: {v}", "```\n{v}\n```",
+    "<think>hmm</think>{v}", "Rating ({lo}–{hi}): {v}",
+]
+
+
+def _render(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+@st.composite
+def scale_and_value(draw):
+    scale = draw(st.sampled_from(SCALES))
+    if scale.fractional:
+        places = draw(st.integers(0, 3))
+        v = round(draw(st.floats(scale.low, scale.high, allow_nan=False)), places)
+        v = min(max(v, scale.low), scale.high)
+    else:
+        v = draw(st.sampled_from(scale.points))
+    return scale, float(v)
+
+
+@settings(max_examples=400, deadline=None)
+@given(scale_and_value(), st.sampled_from(NUMBER_FORMATS))
+def test_any_scale_value_in_any_accepted_format_parses_exactly(sv, fmt):
+    scale, v = sv
+    reply = fmt.format(v=_render(v), lo=_render(scale.low), hi=_render(scale.high))
+    assert parse_score(reply, scale) == v
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(scale_and_value(), min_size=5, max_size=5), st.booleans(), st.booleans())
+def test_json_and_axis_values_round_trip(svs, fenced, bold):
+    scale = Scale(0, 5, fractional=True)
+    vals = [min(5.0, max(0.0, round(v / max(s.high, 1) * 5, 2))) for s, v in svs]
+    obj = json.dumps(dict(zip(SUMM, vals)))
+    reply = f"```json\n{obj}\n```" if fenced else obj
+    assert parse_json_scores(reply, SUMM, scale) == dict(zip(SUMM, vals))
+    axes_scale = Scale(0, 5, fractional=True)
+    star = "**" if bold else ""
+    text = "\n".join(f"{star}{a}{star}: {_render(v)}" for a, v in zip(AXES, vals))
+    assert parse_axis_lines(text, AXES, axes_scale) == dict(zip(AXES, vals))
+
+
+@settings(max_examples=300, deadline=None)
+@given(scale_and_value(), scale_and_value(), st.sampled_from(["{a} or {b}", "Score: {a}. Actually {b}",
+                                                               "{a}\n{b}", "{a}, maybe {b}"]))
+def test_two_different_numbers_are_always_ambiguous(sv1, sv2, fmt):
+    scale, a = sv1
+    _, b = sv2
+    b = min(max(b, scale.low), scale.high)
+    if scale.fractional is False and not scale.contains(b):
+        b = scale.points[0]
+    if a == b:
+        return
+    outcome = try_parse(fmt.format(a=_render(a), b=_render(b)), "number", scale)
+    assert not outcome.ok and outcome.cause == "ambiguous"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60))
+def test_arbitrary_text_never_crashes_and_any_value_is_on_scale(text):
+    scale = Scale(0, 10)
+    outcome = try_parse(text, "number", scale)
+    if outcome.ok:
+        assert scale.contains(outcome.value)
+    else:
+        assert outcome.cause in CAUSES
+
+
+# ------------------------------------------------------------------ specifics
+def test_failure_message_quotes_and_truncates_long_reply():
+    reply = "I think " + "very " * 200 + "good"
+    with pytest.raises(ParseError) as info:
+        parse_score(reply, "0-10")
+    msg = str(info.value)
+    assert info.value.cause == "no_number"
+    assert "I think very" in msg and "(+" in msg and len(msg) < 400
+    assert info.value.reply == reply
+
+
+def test_ambiguous_message_lists_candidates():
+    with pytest.raises(ParseError, match=r"ambiguous: 2 different candidate scores \(3, 4\)"):
+        parse_score("Score: 3. Actually 4", "0-10")
+
+
+def test_bad_denominator_names_denominator_and_scale_max():
+    with pytest.raises(ParseError, match=r"fraction of 5, not of the scale maximum 10"):
+        parse_score("7/5", "0-10")
+
+
+def test_scale_phrase_only_removed_when_bounds_match():
+    assert parse_score("On a scale of 0-10, I give 7", "0-10") == 7
+    assert try_parse("On a scale of 1-10, I give 7", "number", "0-10").cause == "ambiguous"
+
+
+def test_missing_axis_names_the_axis():
+    with pytest.raises(ParseError, match="Assessment & Response") as info:
+        parse_axis_lines("Clinical Accuracy & Competence: 3", AXES[:1] + ["Assessment & Response"], "1-6")
+    assert info.value.cause == "missing_axis"
+
+
+def test_axis_prefix_does_not_match_longer_axis_name():
+    reply = "Clinical Accuracy: 2\nAccuracy: 5"
+    assert parse_axis_lines(reply, ["Accuracy", "Clinical Accuracy"], "1-6") == {
+        "Accuracy": 5.0, "Clinical Accuracy": 2.0}
+
+
+def test_json_text_outside_object_is_ignored():
+    reply = 'Overall I would say 2.\n{"relevance": 4, "coherence": 4, "fluency": 4, "consistency": 4, "overall": 4}'
+    assert parse_json_scores(reply, SUMM, "0-5")["overall"] == 4.0
+
+
+def test_try_parse_outcome_shapes():
+    ok = try_parse("7", "number", "0-10")
+    assert isinstance(ok, ParseOutcome) and ok.ok and ok.cause is None and ok.fmt == "number"
+    bad = try_parse("", "axes", "1-6", AXES)
+    assert not bad.ok and bad.cause == "empty" and bad.failure.to_dict()["cause"] == "empty"
+
+
+def test_try_parse_rejects_unknown_format_and_missing_keys():
+    with pytest.raises(ValueError, match="unknown reply format"):
+        try_parse("7", "xml", "0-10")
+    with pytest.raises(ValueError, match="needs the list of keys"):
+        try_parse("{}", "json", "0-10")
+
+
+@pytest.mark.parametrize("fmt,axes", [("number", None), ("json", SUMM), ("json", MTB), ("axes", AXES)])
+@pytest.mark.parametrize("scale", [Scale(0, 5), Scale(0, 100), Scale(1, 6, fractional=True)])
+def test_reminder_states_bounds_and_its_example_parses(fmt, axes, scale):
+    text = format_reminder(fmt, scale, axes)
+    lo, hi = _render(scale.low), _render(scale.high)
+    assert f"from {lo} to {hi}" in text
+    if fmt == "number":
+        example = text.split("for example: ")[1].split(". ")[0]
+        assert parse_score(example, scale) is not None
+    if fmt == "json":
+        filled = text.split("JSON object, each <score> being")[1].split(": ", 1)[1].rsplit(". Do not", 1)[0]
+        filled = filled.replace("<score>", hi)
+        assert set(parse_json_scores(filled, axes, scale)) == set(axes)
+    if fmt == "axes":
+        filled = "\n".join(line.replace("<score>", lo) for line in text.splitlines() if "<score>" in line
+                           and ":" in line and not line.startswith("Your"))
+        assert parse_axis_lines(filled, axes, scale) == {a: float(scale.low) for a in axes}

@@ -1,0 +1,51 @@
+"""MindEval (Pombal et al. 2025, arXiv:2511.18491) as a library: patient profiles, backstories,
+patient/clinician interactions, the 5-axis whole-conversation judge, human annotations and
+meta-evaluation.  Names are imported lazily (no numpy, scipy or litellm at import time).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    # profiles
+    "PatientProfile": "profiles", "ATTRIBUTE_KEYS": "profiles", "sample_profiles": "profiles",
+    "violations": "profiles", "load_profiles": "profiles", "save_profiles": "profiles",
+    "marginal_frequencies": "profiles", "format_marginals": "profiles", "is_severe": "profiles",
+    # prompts
+    "render_profile_prompt": "prompts", "render_patient_prompt": "prompts",
+    "render_clinician_prompt": "prompts", "render_judge_prompt": "prompts", "load_prompt": "prompts",
+    # backstory
+    "generate_backstories": "backstory", "backstory_request": "backstory",
+    # interaction
+    "Interaction": "interaction", "Turn": "interaction", "SamplingSettings": "interaction",
+    "run_interactions": "interaction", "arun_interactions": "interaction",
+    "InteractionError": "interaction", "save_interactions": "interaction", "load_interactions": "interaction",
+    # judge
+    "AXES": "judge", "AXIS_ABBREVIATIONS": "judge", "MindEvalJudge": "judge", "JudgeScore": "judge",
+    "FewShotExample": "judge", "parse_judge_reply": "judge", "render_conversation": "judge",
+    # annotations
+    "AnnotatedConversation": "annotations", "load_human_annotations": "annotations",
+    # metrics
+    "verbosity": "metrics", "interaction_score": "metrics", "system_scores": "metrics",
+    "breakdown": "metrics", "kendall_vs_annotators": "metrics", "judge_mipsa": "metrics",
+    "repeated_judge_summary": "metrics", "ranking_agreement": "metrics",
+    # assertions
+    "assert_mindeval_score": "assertions", "assert_judge_agrees_with_humans": "assertions",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_judgerel.mindeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,645 @@
+"""MindEval patient profiles: attribute pools, a constrained seeded sampler, profiles.jsonl I/O.
+
+The 25 attribute keys follow MindEval (Pombal et al. 2025, arXiv:2511.18491, section 2.1 and
+appendix A, Figures 4-6).  The value pools below are this project's own.  The constraint kinds
+are those of the benchmark (severity -> exercise/sleep; age gates education, finances and
+relationship status; living situation depends on relationship status; retired only above 60;
+stay-at-home parent only when living with children; unemployed/stay-at-home -> profession
+"none"; no "mostly partner" support without a partner; program goal depends on severity), plus
+a few realism rules of our own (profession needs its education level, children in the home need
+age >= 24, a goal never targets an absent symptom).  :func:`violations` checks all of them.
+
+Reproducibility: all profiles draw from one ``numpy.random.Generator(PCG64(seed))``; only ``Generator.integers`` and ``Generator.random`` are used,
+whose outputs numpy specifies bit-for-bit across platforms.  No global random state is touched
+and nothing is re-seeded mid-profile (the release re-seeds Python's global ``random`` three
+times per profile, which couples attributes).
+
+Run ``python -m pytest_judgerel.mindeval.profiles 100000`` to print marginal frequencies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from pytest_judgerel.errors import ConfigError
+
+__all__ = [
+    "ATTRIBUTE_KEYS",
+    "PatientProfile",
+    "sample_profiles",
+    "violations",
+    "is_severe",
+    "load_profiles",
+    "save_profiles",
+    "marginal_frequencies",
+    "format_marginals",
+    "SEVERITY_LEVELS",
+]
+
+ATTRIBUTE_KEYS: tuple[str, ...] = (
+    "name", "sex", "gender_identity", "sexual_orientation", "age", "race",
+    "thought_process", "general_outlook", "conversation_style", "recent_mood",
+    "education", "profession", "employment_status", "financial_situation", "support_system",
+    "siblings", "relationship_status", "living_situation", "exercise", "sleep_quality",
+    "attitude_towards_mindfulness", "region", "depressive_symptoms", "anxious_symptoms",
+    "program_goal",
+)
+
+# Aliases seen in MindEval prompts/files (Figure 6 uses education_level and region_of_residence).
+_ALIASES = {"education_level": "education", "region_of_residence": "region", "sleep": "sleep_quality"}
+
+# ----------------------------------------------------------------------------- pools (our own)
+
+SEVERITY_LEVELS = ("minimal to no", "mild", "moderate", "severe")
+MIN_AGE, MAX_AGE = 21, 69
+
+_FEMININE_NAMES = (
+    "Amara", "Beatriz", "Chloe", "Dalia", "Esperanza", "Fatima", "Grace", "Hana", "Imani", "Jasmine",
+    "Keiko", "Leilani", "Mariana", "Nadia", "Olivia", "Priya", "Rosa", "Sofia", "Tamika", "Valentina",
+    "Wen", "Yasmin", "Zoe", "Ngozi", "Ingrid", "Lucia", "Meera", "Aisha", "Catherine", "Deborah",
+)
+_MASCULINE_NAMES = (
+    "Andre", "Bilal", "Carlos", "Darnell", "Eitan", "Felipe", "Gregory", "Hiroshi", "Ibrahim", "Jamal",
+    "Kwame", "Liam", "Mateo", "Nikhil", "Omar", "Patrick", "Rafael", "Samuel", "Tuan", "Victor",
+    "Wei", "Xavier", "Yusuf", "Thomas", "Dmitri", "Kenji", "Luis", "Michael", "Robert", "Tyrone",
+)
+_NEUTRAL_NAMES = (
+    "Alex", "Avery", "Blake", "Casey", "Dakota", "Eden", "Emerson", "Jordan", "Kai", "Morgan",
+    "Noor", "Parker", "Quinn", "Reese", "Riley", "Rowan", "Sage", "Skyler", "Taylor", "Robin",
+)
+
+_SEXES = ("Female", "Male", "Intersex")
+_SEX_WEIGHTS = (0.49, 0.49, 0.02)
+_CIS = {"Female": "Woman", "Male": "Man"}
+_TRANS_OR_NONBINARY = {
+    "Female": ("Transgender man", "Non-binary", "Genderqueer", "Genderfluid", "Agender"),
+    "Male": ("Transgender woman", "Non-binary", "Genderqueer", "Genderfluid", "Agender"),
+    "Intersex": ("Woman", "Man", "Non-binary", "Genderqueer"),
+}
+_P_GENDER_DIFFERS = 0.06
+
+_ORIENTATIONS_OTHER = ("Gay", "Lesbian", "Bisexual", "Pansexual", "Asexual", "Queer")
+_P_HETEROSEXUAL = 0.80
+
+_RACES = (
+    "White", "Black or African American", "Hispanic or Latino", "East Asian", "South Asian",
+    "Southeast Asian", "Middle Eastern or North African", "Native American or Alaska Native",
+    "Native Hawaiian or Pacific Islander", "Multiracial",
+)
+
+_THOUGHT_PROCESSES = (
+    "linear and methodical, likes to reason step by step",
+    "jumps between topics when anxious",
+    "tends to ruminate on past conversations",
+    "quick to catastrophize small setbacks",
+    "concrete and practical, uncomfortable with abstract talk",
+    "overthinks decisions and second-guesses choices",
+    "notices details others miss but struggles to see the bigger picture",
+    "slow to process feelings, often understands them days later",
+    "loses the thread when tired",
+    "self-critical inner commentary that runs in the background",
+)
+_OUTLOOKS = (
+    "cautiously hopeful",
+    "pessimistic about change but willing to try",
+    "cynical about institutions, warm with close people",
+    "optimistic in public, doubtful in private",
+    "resigned, expects things to stay the same",
+    "pragmatic, focused on what can be fixed",
+    "swings between hope and discouragement",
+    "grateful for small things despite hardship",
+)
+_CONVERSATION_STYLES = (
+    "Short answers at first and opens up slowly once trust builds.",
+    "Talks a lot and tells stories with many side details.",
+    "Uses humor to deflect when topics get personal.",
+    "Direct and blunt, dislikes vague questions.",
+    "Polite and agreeable on the surface, hesitant to disagree openly.",
+    "Asks many questions back and wants to know the reasoning behind suggestions.",
+    "Guarded, changes the subject when something feels too close.",
+    "Thoughtful and measured, pauses to find the right words.",
+    "Apologizes often and worries about taking up too much time.",
+    "Emotional and expressive, words come out quickly when upset.",
+)
+_MOODS = (
+    "irritable", "flat", "anxious", "tired", "sad", "restless", "hopeful", "overwhelmed",
+    "numb", "frustrated", "lonely", "calm but low",
+)
+
+# (label, rank, minimum age)
+_EDUCATION = (
+    ("did not finish high school", 0, 21),
+    ("high school diploma or GED", 1, 21),
+    ("some college, no degree", 2, 21),
+    ("trade school or vocational certificate", 2, 21),
+    ("associate degree", 3, 21),
+    ("bachelor's degree", 4, 22),
+    ("master's degree", 5, 24),
+    ("doctoral or professional degree", 6, 27),
+)
+_EDU_RANK = {label: rank for label, rank, _ in _EDUCATION}
+_EDU_MIN_AGE = {label: age for label, _, age in _EDUCATION}
+
+# (profession, minimum education rank)
+_PROFESSIONS = (
+    ("Warehouse associate", 0), ("Line cook", 0), ("House cleaner", 0), ("Delivery driver", 0),
+    ("Retail sales associate", 1), ("Bus driver", 1), ("Home health aide", 1), ("Security guard", 1),
+    ("Electrician", 2), ("Hair stylist", 2), ("Auto mechanic", 2), ("Administrative assistant", 1),
+    ("Dental hygienist", 3), ("Paralegal", 3), ("Licensed practical nurse", 3), ("IT support technician", 2),
+    ("Accountant", 4), ("Graphic designer", 4), ("Elementary school teacher", 4), ("Software developer", 4),
+    ("Social worker", 4), ("Marketing coordinator", 4), ("Registered nurse", 4), ("Journalist", 4),
+    ("Civil engineer", 4), ("Librarian", 5), ("Physical therapist", 6), ("Pharmacist", 6),
+    ("Physician", 6), ("Lawyer", 6), ("University lecturer", 5), ("Small business owner", 0),
+)
+
+_EMPLOYED_STATUSES = (
+    "employed full time", "employed part time", "self-employed", "working variable hours",
+)
+_STATUS_STUDENT = "full-time student"
+_STATUS_UNEMPLOYED = "unemployed and looking for work"
+_STATUS_DISABILITY = "on medical leave"
+_STATUS_STAY_HOME = "stay-at-home parent"
+_STATUS_RETIRED = "retired"
+_NO_PROFESSION_STATUSES = (_STATUS_UNEMPLOYED, _STATUS_STAY_HOME)
+
+# (label, minimum age)
+_FINANCES = (
+    ("struggling to cover basic expenses", 21),
+    ("living paycheck to paycheck", 21),
+    ("tight budget with a small emergency fund", 21),
+    ("carrying significant debt", 21),
+    ("stable income, modest savings", 25),
+    ("financially comfortable with savings and retirement accounts", 32),
+    ("financially secure, owns a home outright", 40),
+)
+_FIN_MIN_AGE = dict(_FINANCES)
+
+# (label, minimum age)
+_RELATIONSHIPS = (
+    ("single", 21), ("dating", 21), ("dating multiple people", 21), ("in a long-term relationship", 21),
+    ("engaged", 21), ("married", 24), ("separated", 26), ("divorced", 26), ("widowed", 30),
+)
+_REL_MIN_AGE = dict(_RELATIONSHIPS)
+_NO_PARTNER_STATUSES = ("single", "divorced", "widowed", "dating", "dating multiple people")
+
+_LIVING_ALONE = ("alone", "alone with a pet")
+_LIVING_WITH_PARENTS = "with parents"
+_LIVING_ROOMMATES = "with roommates"
+_LIVING_PARTNER = "with partner"
+_LIVING_SPOUSE = "with spouse"
+_LIVING_PARTNER_KIDS = "with partner and children"
+_LIVING_SPOUSE_KIDS = "with spouse and children"
+_LIVING_KIDS = "with their children as a single parent"
+_LIVING_EXTENDED = "with extended family"
+_CHILDREN_LIVING = (_LIVING_PARTNER_KIDS, _LIVING_SPOUSE_KIDS, _LIVING_KIDS)
+_CHILDREN_MIN_AGE = 24
+
+_LIVING_BY_RELATIONSHIP: dict[str, tuple[str, ...]] = {
+    "single": _LIVING_ALONE + (_LIVING_ROOMMATES, _LIVING_WITH_PARENTS, _LIVING_KIDS, _LIVING_EXTENDED),
+    "dating": _LIVING_ALONE + (_LIVING_ROOMMATES, _LIVING_WITH_PARENTS, _LIVING_KIDS),
+    "dating multiple people": _LIVING_ALONE + (_LIVING_ROOMMATES, _LIVING_WITH_PARENTS),
+    "in a long-term relationship": (_LIVING_PARTNER, _LIVING_PARTNER_KIDS) + _LIVING_ALONE + (_LIVING_ROOMMATES,),
+    "engaged": (_LIVING_PARTNER, _LIVING_PARTNER_KIDS, _LIVING_ALONE[0]),
+    "married": (_LIVING_SPOUSE, _LIVING_SPOUSE_KIDS, _LIVING_EXTENDED),
+    "separated": _LIVING_ALONE + (_LIVING_KIDS, _LIVING_WITH_PARENTS, _LIVING_ROOMMATES),
+    "divorced": _LIVING_ALONE + (_LIVING_KIDS, _LIVING_ROOMMATES, _LIVING_WITH_PARENTS),
+    "widowed": _LIVING_ALONE + (_LIVING_KIDS, _LIVING_EXTENDED),
+}
+
+_SUPPORT = (
+    "mostly partner", "a few close friends", "parents and siblings", "a faith community",
+    "an online peer group", "coworkers more than family", "very limited support",
+    "a mix of friends and family",
+)
+_SUPPORT_PARTNER = "mostly partner"
+
+_SIBLINGS = (
+    "no siblings", "one older sister", "one younger brother", "two older brothers",
+    "an older brother and a younger sister", "a twin sister", "three siblings, middle child",
+    "half-siblings from a parent's second marriage", "one younger sister, estranged",
+)
+
+# exercise and sleep: the first `_LOW_END` entries are the low end allowed under severe symptoms
+_EXERCISE = (
+    "rarely exercises, mostly sedentary",
+    "stopped exercising in recent months",
+    "occasional short walks",
+    "inconsistently active, goes through phases",
+    "walks or cycles most days",
+    "exercises several times a week as part of routine",
+)
+_SLEEP = (
+    "5 hours or fewer, wakes exhausted",
+    "takes over an hour to fall asleep most nights",
+    "wakes at 3 or 4 am and cannot get back to sleep",
+    "sleeps 10 or more hours and still feels tired",
+    "irregular schedule, sleep varies a lot night to night",
+    "sleeps about 7 hours, mostly restful",
+    "generally sleeps well",
+)
+_EXERCISE_LOW_END = 3
+_SLEEP_LOW_END = 4
+
+_MINDFULNESS = (
+    "curious but has never tried it",
+    "tried a meditation app and gave up",
+    "skeptical, thinks it is not for them",
+    "practices breathing exercises now and then",
+    "meditates regularly",
+    "prefers prayer or spiritual practice",
+    "finds sitting still makes anxiety worse",
+)
+_REGIONS = ("urban", "suburban", "rural")
+
+_GOAL_ANX = "reduce anxiety symptoms"
+_GOAL_DEP = "reduce depressive symptoms"
+_GOALS_OTHER = (
+    "improve sleep", "manage work stress", "improve relationships", "build self-esteem",
+    "cope with a recent life change", "build healthier daily routines",
+)
+
+_SEVERITY_FILTERS = (None, "severe", "non_severe")
+
+
+# ----------------------------------------------------------------------------- data model
+
+@dataclass(frozen=True)
+class PatientProfile:
+    """One simulated patient: the 25 MindEval attributes, plus the backstory once generated.
+
+    ``depressive_symptoms``/``anxious_symptoms`` hold the phrase used in prompts, e.g.
+    ``"severe depressive symptoms"``.  ``extra`` keeps unknown keys of loaded files.
+    """
+
+    name: str
+    sex: str
+    gender_identity: str
+    sexual_orientation: str
+    age: int
+    race: str
+    thought_process: str
+    general_outlook: str
+    conversation_style: str
+    recent_mood: str
+    education: str
+    profession: str
+    employment_status: str
+    financial_situation: str
+    support_system: str
+    siblings: str
+    relationship_status: str
+    living_situation: str
+    exercise: str
+    sleep_quality: str
+    attitude_towards_mindfulness: str
+    region: str
+    depressive_symptoms: str
+    anxious_symptoms: str
+    program_goal: str
+    member_narrative: str | None = None
+    member_narrative_thinking_trace: str | None = None
+    profile_id: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def attributes(self) -> dict[str, Any]:
+        """The 25 attributes as a dict (keys in :data:`ATTRIBUTE_KEYS` order)."""
+        return {k: getattr(self, k) for k in ATTRIBUTE_KEYS}
+
+    def with_backstory(self, narrative: str, thinking_trace: str | None = None) -> "PatientProfile":
+        return replace(self, member_narrative=narrative, member_narrative_thinking_trace=thinking_trace)
+
+    @property
+    def depressive_level(self) -> str:
+        return _severity_level(self.depressive_symptoms)
+
+    @property
+    def anxious_level(self) -> str:
+        return _severity_level(self.anxious_symptoms)
+
+    @property
+    def severe(self) -> bool:
+        return is_severe(self)
+
+    def to_record(self) -> dict[str, Any]:
+        """A MindEval ``profiles.jsonl`` record."""
+        rec: dict[str, Any] = {
+            "member_attributes": {**self.attributes(), **dict(self.extra)},
+            "member_narrative": self.member_narrative,
+            "member_narrative_thinking_trace": self.member_narrative_thinking_trace,
+        }
+        if self.profile_id is not None:
+            rec["profile_id"] = self.profile_id
+        return rec
+
+    @classmethod
+    def from_attributes(cls, attrs: Mapping[str, Any], **kwargs: Any) -> "PatientProfile":
+        """Build from a mapping of the 25 keys (aliases such as ``education_level`` accepted)."""
+        if not isinstance(attrs, Mapping):
+            raise ConfigError(f"profile attributes must be a mapping, got {type(attrs).__name__}")
+        norm: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for k, v in attrs.items():
+            key = _ALIASES.get(k, k)
+            (norm if key in ATTRIBUTE_KEYS else extra)[key] = v
+        missing = [k for k in ATTRIBUTE_KEYS if k not in norm]
+        if missing:
+            raise ConfigError(f"profile attributes are missing {missing}")
+        try:
+            norm["age"] = int(norm["age"])
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"profile age must be an integer, got {norm['age']!r}") from exc
+        for k in ATTRIBUTE_KEYS:
+            if k != "age":
+                norm[k] = str(norm[k])
+        return cls(**norm, extra=extra, **kwargs)
+
+
+def _severity_level(phrase: str) -> str:
+    text = phrase.lower()
+    for level in ("minimal to no", "severe", "moderate", "mild"):
+        if text.startswith(level):
+            return level
+    raise ConfigError(f"cannot read a severity level from {phrase!r}")
+
+
+def is_severe(profile: PatientProfile) -> bool:
+    """True when depressive or anxious symptoms are severe (the paper's "severe" group)."""
+    return profile.depressive_level == "severe" or profile.anxious_level == "severe"
+
+
+# ----------------------------------------------------------------------------- sampler
+
+class _Draw:
+    """Thin wrapper over one ``numpy.random.Generator``; only platform-stable operations."""
+
+    def __init__(self, rng: Any):
+        self.rng = rng
+
+    def pick(self, options: Sequence[Any]) -> Any:
+        if not options:
+            raise ConfigError("internal error: empty option list")
+        return options[int(self.rng.integers(0, len(options)))]
+
+    def chance(self, p: float) -> bool:
+        return float(self.rng.random()) < p
+
+    def weighted(self, options: Sequence[Any], weights: Sequence[float]) -> Any:
+        u = float(self.rng.random()) * sum(weights)
+        acc = 0.0
+        for opt, w in zip(options, weights):
+            acc += w
+            if u < acc:
+                return opt
+        return options[-1]
+
+
+def _symptom_levels(d: _Draw, severity: str | None) -> tuple[str, str]:
+    combos = [(a, b) for a in SEVERITY_LEVELS for b in SEVERITY_LEVELS]
+    if severity == "severe":
+        combos = [c for c in combos if "severe" in c]
+    elif severity == "non_severe":
+        combos = [c for c in combos if "severe" not in c]
+    return d.pick(combos)
+
+
+def _allowed_goals(dep: str, anx: str) -> tuple[str, ...]:
+    if dep == "severe" and anx == "severe":
+        return (_GOAL_ANX, _GOAL_DEP)
+    goals: list[str] = []
+    if anx != "minimal to no":
+        goals.append(_GOAL_ANX)
+    if dep != "minimal to no":
+        goals.append(_GOAL_DEP)
+    return tuple(goals) + _GOALS_OTHER
+
+
+def _sample_one(rng: Any, severity: str | None) -> PatientProfile:
+    d = _Draw(rng)
+    sex = d.weighted(_SEXES, _SEX_WEIGHTS)
+    if sex == "Intersex":
+        gender = d.pick(_TRANS_OR_NONBINARY["Intersex"])
+    elif d.chance(_P_GENDER_DIFFERS):
+        gender = d.pick(_TRANS_OR_NONBINARY[sex])
+    else:
+        gender = _CIS[sex]
+    orientation = "Heterosexual" if d.chance(_P_HETEROSEXUAL) else d.pick(_ORIENTATIONS_OTHER)
+    if gender in ("Woman", "Transgender woman"):
+        name = d.pick(_FEMININE_NAMES + _NEUTRAL_NAMES[:6])
+    elif gender in ("Man", "Transgender man"):
+        name = d.pick(_MASCULINE_NAMES + _NEUTRAL_NAMES[:6])
+    else:
+        name = d.pick(_NEUTRAL_NAMES)
+    age = int(rng.integers(MIN_AGE, MAX_AGE + 1))
+    race = d.pick(_RACES)
+    dep, anx = _symptom_levels(d, severity)
+    severe = "severe" in (dep, anx)
+
+    education = d.pick([e for e, _, min_age in _EDUCATION if age >= min_age])
+    relationship = d.pick([r for r, min_age in _RELATIONSHIPS if age >= min_age])
+    living_options = _LIVING_BY_RELATIONSHIP[relationship]
+    if age < _CHILDREN_MIN_AGE:
+        living_options = tuple(x for x in living_options if x not in _CHILDREN_LIVING)
+    living = d.pick(living_options)
+
+    statuses = list(_EMPLOYED_STATUSES) + [_STATUS_STUDENT, _STATUS_UNEMPLOYED, _STATUS_DISABILITY]
+    if living in _CHILDREN_LIVING:
+        statuses.append(_STATUS_STAY_HOME)
+    if age > 60:
+        statuses.append(_STATUS_RETIRED)
+    employment = d.pick(statuses)
+    if employment in _NO_PROFESSION_STATUSES:
+        profession = "none"
+    elif employment == _STATUS_STUDENT:
+        profession = "student"
+    else:
+        edu_rank = _EDU_RANK[education]
+        job = d.pick([p for p, need in _PROFESSIONS if need <= edu_rank])
+        profession = f"former {job.lower()}" if employment == _STATUS_RETIRED else job
+
+    finances = d.pick([f for f, min_age in _FINANCES if age >= min_age])
+    support_options = [s for s in _SUPPORT if not (s == _SUPPORT_PARTNER and relationship in _NO_PARTNER_STATUSES)]
+    support = d.pick(support_options)
+    exercise = d.pick(_EXERCISE[:_EXERCISE_LOW_END] if severe else _EXERCISE)
+    sleep = d.pick(_SLEEP[:_SLEEP_LOW_END] if severe else _SLEEP)
+    goal = d.pick(_allowed_goals(dep, anx))
+    return PatientProfile(
+        name=name, sex=sex, gender_identity=gender, sexual_orientation=orientation, age=age, race=race,
+        thought_process=d.pick(_THOUGHT_PROCESSES), general_outlook=d.pick(_OUTLOOKS),
+        conversation_style=d.pick(_CONVERSATION_STYLES), recent_mood=d.pick(_MOODS),
+        education=education, profession=profession, employment_status=employment,
+        financial_situation=finances, support_system=support, siblings=d.pick(_SIBLINGS),
+        relationship_status=relationship, living_situation=living, exercise=exercise, sleep_quality=sleep,
+        attitude_towards_mindfulness=d.pick(_MINDFULNESS), region=d.pick(_REGIONS),
+        depressive_symptoms=f"{dep} depressive symptoms", anxious_symptoms=f"{anx} anxious symptoms",
+        program_goal=goal,
+    )
+
+
+def sample_profiles(n: int, seed: int, severity: str | None = None) -> list[PatientProfile]:
+    """Sample ``n`` constrained profiles reproducibly.
+
+    ``severity``: ``None`` (all), ``"severe"`` (depressive or anxious symptoms severe) or
+    ``"non_severe"`` (neither).  One ``Generator(PCG64(seed))`` stream is consumed profile after
+    profile, so ``sample_profiles(10, s)[:5] == sample_profiles(5, s)``.  Profile ids are ``"s{seed}-{i}"``.
+    """
+    import numpy as np
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ConfigError(f"n must be a non-negative int, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed must be a non-negative int, got {seed!r}")
+    if severity not in _SEVERITY_FILTERS:
+        raise ConfigError(f"severity must be one of {_SEVERITY_FILTERS}, got {severity!r}")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    return [replace(_sample_one(rng, severity), profile_id=f"s{seed}-{i}") for i in range(n)]
+
+
+# ----------------------------------------------------------------------------- constraint checker
+
+def violations(profile: PatientProfile) -> list[str]:
+    """Every broken constraint of ``profile`` as a readable message (empty list = valid).
+
+    Applies to profiles from any source; values outside our pools are only checked by the
+    rules that can read them (e.g. an unknown education label skips the age gate).
+    """
+    p = profile
+    out: list[str] = []
+    missing = [k for k in ATTRIBUTE_KEYS if getattr(p, k, None) in (None, "")]
+    if missing:
+        out.append(f"empty attributes: {missing}")
+    if not (MIN_AGE <= p.age <= MAX_AGE):
+        out.append(f"age {p.age} outside {MIN_AGE}-{MAX_AGE}")
+    try:
+        dep, anx = p.depressive_level, p.anxious_level
+    except ConfigError as exc:
+        out.append(str(exc))
+        return out
+    severe = "severe" in (dep, anx)
+    if severe and p.exercise in _EXERCISE[_EXERCISE_LOW_END:]:
+        out.append(f"severe symptoms but exercise {p.exercise!r}")
+    if severe and p.sleep_quality in _SLEEP[_SLEEP_LOW_END:]:
+        out.append(f"severe symptoms but sleep {p.sleep_quality!r}")
+    if p.education in _EDU_MIN_AGE and p.age < _EDU_MIN_AGE[p.education]:
+        out.append(f"education {p.education!r} at age {p.age}")
+    if p.financial_situation in _FIN_MIN_AGE and p.age < _FIN_MIN_AGE[p.financial_situation]:
+        out.append(f"financial situation {p.financial_situation!r} at age {p.age}")
+    if p.relationship_status in _REL_MIN_AGE and p.age < _REL_MIN_AGE[p.relationship_status]:
+        out.append(f"relationship {p.relationship_status!r} at age {p.age}")
+    allowed_living = _LIVING_BY_RELATIONSHIP.get(p.relationship_status)
+    if allowed_living is not None and p.living_situation not in allowed_living:
+        out.append(f"living {p.living_situation!r} with relationship {p.relationship_status!r}")
+    if p.living_situation in _CHILDREN_LIVING and p.age < _CHILDREN_MIN_AGE:
+        out.append(f"living with children at age {p.age}")
+    if p.employment_status == _STATUS_RETIRED and p.age <= 60:
+        out.append(f"retired at age {p.age}")
+    if p.employment_status == _STATUS_STAY_HOME and p.living_situation not in _CHILDREN_LIVING:
+        out.append(f"stay-at-home parent living {p.living_situation!r}")
+    if p.employment_status in _NO_PROFESSION_STATUSES and p.profession != "none":
+        out.append(f"{p.employment_status!r} with profession {p.profession!r}")
+    if p.employment_status not in _NO_PROFESSION_STATUSES and p.profession == "none" and p.employment_status in (
+        _EMPLOYED_STATUSES + (_STATUS_RETIRED,)
+    ):
+        out.append(f"{p.employment_status!r} without a profession")
+    job = p.profession[len("former "):].capitalize() if p.profession.startswith("former ") else p.profession
+    need = dict((k.lower(), v) for k, v in _PROFESSIONS).get(job.lower())
+    if need is not None and p.education in _EDU_RANK and _EDU_RANK[p.education] < need:
+        out.append(f"profession {p.profession!r} needs more than {p.education!r}")
+    if p.support_system == _SUPPORT_PARTNER and p.relationship_status in _NO_PARTNER_STATUSES:
+        out.append(f"'mostly partner' support while {p.relationship_status!r}")
+    if p.program_goal not in _allowed_goals(dep, anx) and (
+        p.program_goal in (_GOAL_ANX, _GOAL_DEP) + _GOALS_OTHER
+    ):
+        out.append(f"goal {p.program_goal!r} with {dep} depression and {anx} anxiety")
+    return out
+
+
+# ----------------------------------------------------------------------------- profiles.jsonl
+
+def load_profiles(path: str | Path) -> list[PatientProfile]:
+    """Read a MindEval ``profiles.jsonl`` (``member_attributes``, ``member_narrative``,
+    ``member_narrative_thinking_trace`` per line).  Bad lines raise :class:`ConfigError`
+    naming the line number."""
+    out: list[PatientProfile] = []
+    p = Path(path)
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(rec, dict) or "member_attributes" not in rec:
+                raise ConfigError(f"{p}:{lineno}: record has no 'member_attributes'")
+            try:
+                prof = PatientProfile.from_attributes(
+                    rec["member_attributes"],
+                    member_narrative=rec.get("member_narrative"),
+                    member_narrative_thinking_trace=rec.get("member_narrative_thinking_trace"),
+                    profile_id=str(rec.get("profile_id", f"{p.stem}-{len(out)}")),
+                )
+            except ConfigError as exc:
+                raise ConfigError(f"{p}:{lineno}: {exc}") from exc
+            out.append(prof)
+    return out
+
+
+def save_profiles(profiles: Iterable[PatientProfile], path: str | Path) -> Path:
+    """Write profiles as MindEval ``profiles.jsonl`` (atomic replace)."""
+    p = Path(path)
+    tmp = p.with_name(p.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for prof in profiles:
+            fh.write(json.dumps(prof.to_record(), ensure_ascii=False) + "\n")
+    tmp.replace(p)
+    return p
+
+
+# ----------------------------------------------------------------------------- marginals
+
+def marginal_frequencies(profiles: Sequence[PatientProfile], keys: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
+    """Share of each value per attribute (age in decades; name omitted unless asked)."""
+    keys = keys or [k for k in ATTRIBUTE_KEYS if k != "name"]
+    n = len(profiles)
+    if n == 0:
+        raise ConfigError("marginal_frequencies needs at least one profile")
+    out: dict[str, dict[str, float]] = {}
+    for k in keys:
+        if k == "age":
+            counts = Counter(f"{(p.age // 10) * 10}s" for p in profiles)
+        else:
+            counts = Counter(str(getattr(p, k)) for p in profiles)
+        out[k] = {v: c / n for v, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))}
+    return out
+
+
+def format_marginals(freqs: Mapping[str, Mapping[str, float]]) -> str:
+    """Markdown table ``| attribute | value | share |``."""
+    lines = ["| attribute | value | share |", "|---|---|---:|"]
+    for k, values in freqs.items():
+        for i, (v, share) in enumerate(values.items()):
+            lines.append(f"| {k if i == 0 else ''} | {v} | {share:.3f} |")
+    return "\n".join(lines)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Print marginal frequencies of sampled MindEval profiles")
+    ap.add_argument("n", type=int, nargs="?", default=100000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--severity", choices=["severe", "non_severe"], default=None)
+    ap.add_argument("--keys", nargs="*", default=None)
+    args = ap.parse_args(argv)
+    profs = sample_profiles(args.n, args.seed, severity=args.severity)
+    print(f"{args.n} profiles, seed {args.seed}, severity filter {args.severity}")
+    print(format_marginals(marginal_frequencies(profs, args.keys)))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_main())

@@ -1,0 +1,47 @@
+"""The LLM call layer: requests, cache, retries, concurrency, providers.
+
+Importing this package is cheap: names are resolved lazily (PEP 562), and
+litellm / diskcache are imported only when a call needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "LLMRequest": "pytest_judgerel.llm.request",
+    "LLMResponse": "pytest_judgerel.llm.request",
+    "LLMClient": "pytest_judgerel.llm.client",
+    "LLMSettings": "pytest_judgerel.llm.client",
+    "CallStats": "pytest_judgerel.llm.client",
+    "default_model": "pytest_judgerel.llm.client",
+    "cache_key": "pytest_judgerel.llm.keys",
+    "key_fields": "pytest_judgerel.llm.keys",
+    "CACHE_MODES": "pytest_judgerel.llm.cache",
+    "CacheBackend": "pytest_judgerel.llm.cache",
+    "DiskCacheBackend": "pytest_judgerel.llm.cache",
+    "RetryPolicy": "pytest_judgerel.llm.retry",
+    "register_scripted": "pytest_judgerel.llm.scripted",
+    "unregister_scripted": "pytest_judgerel.llm.scripted",
+    "ScriptedHTTPError": "pytest_judgerel.llm.scripted",
+    "FakeLLMServer": "pytest_judgerel.llm.fake_server",
+    "FaultPlan": "pytest_judgerel.llm.fake_server",
+    "local_model_available": "pytest_judgerel.llm.local",
+    "LOCAL_MODEL": "pytest_judgerel.llm.local",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_judgerel.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,503 @@
+"""LLMClient: cache first, litellm on a miss, with concurrency, rate limit and retries.
+
+All model work of a process runs on one background event loop ("judgerel-llm"
+thread) holding the process's semaphore (``max_concurrency``) and optional
+requests-per-minute limiter.  Sync callers block on it; async callers await it;
+code already inside an event loop can call the sync API safely (the work runs in
+the helper thread).  One loop per process also keeps litellm's per-loop HTTP
+clients valid across calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import os
+import threading
+import time
+import weakref
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
+from pytest_judgerel.llm.keys import cache_key, key_fields
+from pytest_judgerel.llm.request import LLMRequest, LLMResponse
+
+__all__ = ["LLMClient", "LLMSettings", "CallStats", "default_model"]
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Client configuration.  ``timeout`` is per attempt (seconds); ``rpm`` = requests per minute (None = no limit)."""
+
+    cache_dir: str | os.PathLike[str] = ".judgerel_cache"
+    cache_mode: str = "record"
+    max_concurrency: int = 16
+    rpm: float | None = None
+    timeout: float = 120.0
+    max_attempts: int = 4
+    backoff_base: float = 0.5
+    backoff_max: float = 20.0
+    retry_after_cap: float = 30.0
+
+    def __post_init__(self) -> None:
+        from pytest_judgerel.llm.cache import check_mode
+
+        check_mode(self.cache_mode)
+        if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int) \
+                or self.max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be an int >= 1, got {self.max_concurrency!r}")
+        if self.rpm is not None and not self.rpm > 0:
+            raise ConfigError(f"rpm must be > 0 or None, got {self.rpm!r}")
+        if not self.timeout > 0:
+            raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout!r}")
+        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise ConfigError(f"max_attempts must be an int >= 1, got {self.max_attempts!r}")
+
+
+@dataclass
+class CallStats:
+    """Counters of one client.  Tokens and cost count upstream calls only (what this run spent).
+
+    ``calls`` = requests served; ``hits`` from the cache (or an identical request in
+    flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
+    requests that ended in an error; ``wall_time`` = seconds spent in client calls.
+    """
+
+    calls: int = 0
+    hits: int = 0
+    misses: int = 0
+    retries: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    wall_time: float = 0.0
+
+    def snapshot(self) -> "CallStats":
+        return replace(self)
+
+    def __sub__(self, other: "CallStats") -> "CallStats":
+        return CallStats(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
+
+    def since(self, snapshot: "CallStats") -> "CallStats":
+        """The share accumulated after ``snapshot`` was taken (e.g. one test's calls)."""
+        return self - snapshot
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.hits / self.calls if self.calls else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["hit_rate"] = self.hit_rate
+        return data
+
+
+# process-wide runtime ----------------------------------------------------------------------
+class _Runtime:
+    """One background event loop per process, with its semaphore and rate limiter."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore_size = 0
+        self._next_slot = 0.0
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.loop.call_soon(ready.set)
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, name="judgerel-llm", daemon=True)
+        self.thread.start()
+        ready.wait()
+
+    def semaphore(self, size: int) -> asyncio.Semaphore:
+        """The process semaphore (loop thread only); a client asking another size resizes it."""
+        if self._semaphore is None or self._semaphore_size != size:
+            self._semaphore = asyncio.Semaphore(size)
+            self._semaphore_size = size
+        return self._semaphore
+
+    async def rate_limit(self, rpm: float | None) -> None:
+        """Space call starts 60/rpm seconds apart (loop thread only, so no lock needed)."""
+        if rpm is None:
+            return
+        now = time.monotonic()
+        slot = max(now, self._next_slot)
+        self._next_slot = slot + 60.0 / rpm
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+    def submit(self, coro: Any) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+
+_runtime_lock = threading.Lock()
+_runtime_obj: _Runtime | None = None
+
+
+def _runtime() -> _Runtime:
+    global _runtime_obj
+    runtime = _runtime_obj
+    if runtime is not None and runtime.pid == os.getpid():
+        return runtime
+    with _runtime_lock:
+        if _runtime_obj is None or _runtime_obj.pid != os.getpid():  # first use, or a forked child
+            _runtime_obj = _Runtime()
+        return _runtime_obj
+
+
+_open_clients: "weakref.WeakSet[LLMClient]" = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_open_clients() -> None:
+    for client in list(_open_clients):
+        try:
+            client.close()
+        except Exception:
+            pass
+
+
+def default_model() -> str:
+    """JUDGEREL_MODEL, else the embedded ``local/smollm2`` when the ``local`` extra is installed."""
+    model = os.environ.get("JUDGEREL_MODEL", "").strip()
+    if model:
+        return model
+    from pytest_judgerel.llm.local import LOCAL_MODEL, local_model_available
+
+    if local_model_available():
+        return LOCAL_MODEL
+    raise ConfigError(
+        "no judge model configured: pass --judge-model MODEL, set the ini option judgerel_model, "
+        "set the environment variable JUDGEREL_MODEL (any litellm model string, e.g. openai/gpt-4o-mini), "
+        "or install the embedded offline model with: pip install 'pytest-judgerel[local]'"
+    )
+
+
+# the client -----------------------------------------------------------------------------------
+class LLMClient:
+    """Serve :class:`LLMRequest` s from the cache or through ``litellm.acompletion``."""
+
+    def __init__(self, settings: LLMSettings | None = None, *, backend: Any = None):
+        from pytest_judgerel.llm.retry import RetryPolicy
+
+        self.settings = settings or LLMSettings()
+        self.stats = CallStats()
+        self._backend = backend
+        self._owns_backend = backend is None
+        self._backend_lock = threading.Lock()
+        self._retry = RetryPolicy(self.settings.max_attempts, self.settings.backoff_base,
+                                  self.settings.backoff_max, self.settings.retry_after_cap)
+        self._inflight: dict[str, asyncio.Future] = {}
+        self._session_start = time.time()
+        self._flushed_hits = 0
+        self._flushed_misses = 0
+        self._known_cost_models: dict[str, bool] = {}
+        self._closed = False
+        _open_clients.add(self)
+
+    # lifecycle ---------------------------------------------------------------------------
+    @property
+    def backend(self) -> Any:
+        """The cache backend, opened on first use (None when the cache is off)."""
+        if self.settings.cache_mode == "off":
+            return None
+        if self._backend is None:
+            with self._backend_lock:
+                if self._backend is None:
+                    from pytest_judgerel.llm.cache import open_backend
+
+                    self._backend = open_backend(Path(self.settings.cache_dir))
+        return self._backend
+
+    def flush_stats(self) -> None:
+        """Add this client's new hits/misses to the counters stored in the cache (for ``cache stats``)."""
+        backend = self._backend
+        if backend is None:
+            return
+        hits, misses = self.stats.hits - self._flushed_hits, self.stats.misses - self._flushed_misses
+        if hits or misses:
+            backend.incr_stats(hits, misses)
+            self._flushed_hits += hits
+            self._flushed_misses += misses
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        _open_clients.discard(self)
+        try:
+            self.flush_stats()
+        finally:
+            if self._owns_backend and self._backend is not None:
+                self._backend.close()
+                self._backend = None
+
+    def __enter__(self) -> "LLMClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # public API --------------------------------------------------------------------------
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        return self.complete_many([request])[0]
+
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        return (await self.acomplete_many([request]))[0]
+
+    def complete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False) -> list[Any]:
+        """Serve all requests concurrently; results in input order.
+
+        On failure the first error (in input order) is raised after every other
+        request finished (successful answers are cached); with
+        ``return_exceptions=True`` errors are returned in place instead.
+        """
+        batch = self._check(requests)
+        if not batch:
+            return []
+        runtime = _runtime()
+        if threading.current_thread() is runtime.thread:
+            raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
+                              "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
+        start = time.perf_counter()
+        future = runtime.submit(self._gather(batch))
+        try:
+            results = future.result()
+        except BaseException:
+            future.cancel()
+            raise
+        finally:
+            self.stats.wall_time += time.perf_counter() - start
+        return self._finish(results, return_exceptions)
+
+    async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False) -> list[Any]:
+        batch = self._check(requests)
+        if not batch:
+            return []
+        runtime = _runtime()
+        start = time.perf_counter()
+        try:
+            if asyncio.get_running_loop() is runtime.loop:
+                results = await self._gather(batch)
+            else:
+                results = await asyncio.wrap_future(runtime.submit(self._gather(batch)))
+        finally:
+            self.stats.wall_time += time.perf_counter() - start
+        return self._finish(results, return_exceptions)
+
+    # internals ---------------------------------------------------------------------------
+    def _check(self, requests: Iterable[LLMRequest]) -> list[LLMRequest]:
+        if self._closed:
+            raise ConfigError("this LLMClient is closed")
+        batch = list(requests)
+        for i, request in enumerate(batch):
+            if not isinstance(request, LLMRequest):
+                raise ConfigError(f"request {i} is a {type(request).__name__}, expected LLMRequest")
+        return batch
+
+    @staticmethod
+    def _finish(results: Sequence[Any], return_exceptions: bool) -> list[Any]:
+        if not return_exceptions:
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+        return list(results)
+
+    async def _gather(self, batch: Sequence[LLMRequest]) -> list[Any]:
+        if len(batch) == 1:
+            try:
+                return [await self._serve(batch[0])]
+            except Exception as exc:
+                return [exc]
+        return await asyncio.gather(*(self._serve(r) for r in batch), return_exceptions=True)
+
+    def _from_entry(self, entry: dict, key: str) -> LLMResponse:
+        response = entry["response"]
+        return LLMResponse(text=response["text"], model=response.get("model", ""),
+                           usage=response.get("usage", {}), cost=float(response.get("cost", 0.0)),
+                           latency=float(response.get("latency", 0.0)), cached=True, key=key,
+                           timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)))
+
+    def _usable(self, entry: dict | None) -> bool:
+        if entry is None:
+            return False
+        if self.settings.cache_mode == "refresh":
+            return float(entry.get("response", {}).get("timestamp", 0.0)) >= self._session_start
+        return True
+
+    async def _serve(self, request: LLMRequest) -> LLMResponse:
+        stats = self.stats
+        stats.calls += 1
+        mode = self.settings.cache_mode
+        key = cache_key(request)
+        if mode == "off":
+            stats.misses += 1
+            return await self._call_upstream(request, key)
+        backend = self.backend
+        entry = backend.get(key)
+        if self._usable(entry):
+            stats.hits += 1
+            return self._from_entry(entry, key)
+        if mode == "replay":
+            stats.errors += 1
+            raise CacheMissError(
+                f"replay mode: no cached answer for test {request.test_name}, model {request.model!r}, "
+                f"sample {request.sample_index}, prompt {request.prompt_excerpt()!r} (key {key[:12]}); "
+                f"record it first with cache mode 'record'"
+            )
+        pending = self._inflight.get(key)
+        if pending is not None:  # an identical request is being answered right now
+            response = await asyncio.shield(pending)
+            stats.hits += 1
+            return replace(response, cached=True)
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._inflight[key] = future
+        lock = backend.key_lock(key)
+        locked = False
+        try:
+            locked = await self._acquire(lock)
+            entry = backend.get(key)  # another process may have answered while we waited
+            if self._usable(entry):
+                stats.hits += 1
+                response = self._from_entry(entry, key)
+            else:
+                stats.misses += 1
+                response = await self._call_upstream(request, key)
+                from pytest_judgerel.llm.cache import make_entry
+
+                backend.set(key, make_entry(key, key_fields(request), {
+                    "text": response.text, "model": response.model, "usage": dict(response.usage),
+                    "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
+                    "attempts": response.attempts}))
+            future.set_result(response)
+            return response
+        except BaseException as exc:
+            if not future.done():
+                future.set_exception(exc)
+            raise
+        finally:
+            if locked:
+                lock.release()
+            self._inflight.pop(key, None)
+
+    async def _acquire(self, lock: Any) -> bool:
+        """Poll the cross-process key lock without blocking the loop."""
+        if lock.acquire(0):
+            return True
+        give_up = time.monotonic() + self.settings.timeout * self.settings.max_attempts + 60.0
+        delay = 0.005
+        while time.monotonic() < give_up:
+            await asyncio.sleep(delay)
+            if lock.acquire(0):
+                return True
+            delay = min(delay * 1.5, 0.1)
+        return False  # the holder is stuck: answer without single-flight rather than hang
+
+    def _litellm_kwargs(self, request: LLMRequest) -> dict[str, Any]:
+        timeout = request.timeout if request.timeout is not None else self.settings.timeout
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
+            "timeout": timeout,
+            "max_retries": 0,
+            "num_retries": 0,
+        }
+        for name in ("temperature", "top_p", "max_tokens", "seed", "api_base", "api_key"):
+            value = getattr(request, name)
+            if value is not None:
+                kwargs[name] = value
+        if request.stop is not None:
+            kwargs["stop"] = list(request.stop)
+        if request.response_format is not None:
+            kwargs["response_format"] = dict(request.response_format)
+        if request.tools is not None:
+            kwargs["tools"] = [dict(t) for t in request.tools]
+        if request.grammar is not None:
+            from pytest_judgerel.llm.litellm_setup import is_custom_provider
+
+            if is_custom_provider(request.model):
+                kwargs["grammar"] = request.grammar
+            else:  # llama.cpp-compatible servers read "grammar" from the JSON body
+                kwargs["extra_body"] = {"grammar": request.grammar}
+        kwargs.update(request.extra_params)
+        return kwargs
+
+    def _cost(self, litellm: Any, raw: Any, model: str) -> float:
+        hidden = getattr(raw, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost")
+        if cost is not None:
+            return float(cost)
+        known = self._known_cost_models.get(model)
+        if known is None:
+            bare = model.split("/", 1)[-1]
+            known = model in litellm.model_cost or bare in litellm.model_cost
+            self._known_cost_models[model] = known
+        if not known:
+            return 0.0
+        try:
+            return float(litellm.completion_cost(completion_response=raw) or 0.0)
+        except Exception:
+            return 0.0
+
+    async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
+        from pytest_judgerel.llm.litellm_setup import get_litellm
+        from pytest_judgerel.llm.retry import EmptyResponseError, classify_failure
+
+        if request.model.startswith("local/"):
+            from pytest_judgerel.llm.local import ensure_local_provider
+
+            ensure_local_provider()
+        litellm = get_litellm()
+        kwargs = self._litellm_kwargs(request)
+        runtime = _runtime()
+        settings = self.settings
+        attempt = 0
+        while True:
+            attempt += 1
+            await runtime.rate_limit(settings.rpm)
+            async with runtime.semaphore(settings.max_concurrency):
+                started = time.perf_counter()
+                try:
+                    raw = await asyncio.wait_for(litellm.acompletion(**kwargs), kwargs["timeout"] * 1.5 + 5.0)
+                    choice = raw.choices[0] if raw.choices else None
+                    text = getattr(getattr(choice, "message", None), "content", None)
+                    if not isinstance(text, str) or not text.strip():
+                        raise EmptyResponseError(f"model {request.model} returned empty content")
+                    latency = time.perf_counter() - started
+                    failure = None
+                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - classified below
+                    failure = classify_failure(exc)
+                    error = exc
+            if failure is None:
+                break
+            if not failure.retryable or attempt >= settings.max_attempts:
+                self.stats.errors += 1
+                status = f"HTTP {failure.status}" if failure.status else failure.kind
+                why = "not retryable" if not failure.retryable else f"gave up after {attempt} attempts"
+                raise LLMCallError(
+                    f"model {request.model!r} call failed ({status}, {why}) for test {request.test_name}: "
+                    f"{failure.message}"
+                ) from error
+            self.stats.retries += 1
+            await asyncio.sleep(self._retry.delay(attempt, failure.retry_after))
+        usage_obj = getattr(raw, "usage", None)
+        usage = {name: int(getattr(usage_obj, name, 0) or 0)
+                 for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
+        cost = self._cost(litellm, raw, request.model)
+        self.stats.prompt_tokens += usage["prompt_tokens"]
+        self.stats.completion_tokens += usage["completion_tokens"]
+        self.stats.cost += cost
+        return LLMResponse(text=text, model=str(getattr(raw, "model", "") or request.model), usage=usage,
+                           cost=cost, latency=latency, cached=False, key=key, timestamp=time.time(),
+                           attempts=attempt)

@@ -1,0 +1,65 @@
+"""Cache keys: sha256 of the canonical JSON of everything that changes a model's output.
+
+Canonical JSON = ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``.
+The key covers model, api_base, messages (role and content only), every sampling
+parameter, the grammar, a user namespace and the sample index (so repeated samples
+at temperature > 0 stay distinct; cf. promptfoo#360 where repeats and caching
+conflicted).  API keys, timeouts, retry settings and metadata are excluded, so a
+key never carries a secret and a changed timeout never invalidates a cassette.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Mapping
+
+from pytest_judgerel.errors import ConfigError
+
+__all__ = ["KEY_VERSION", "key_fields", "key_from_fields", "cache_key", "canonical_json"]
+
+#: Bumped whenever the key layout changes, so old entries become misses instead of wrong hits.
+KEY_VERSION = 1
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON text (sorted keys, no whitespace)."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"request field is not JSON-serialisable for the cache key: {exc}") from exc
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def key_fields(request: Any) -> dict[str, Any]:
+    """The keyed fields of an :class:`~pytest_judgerel.llm.request.LLMRequest` as a JSON-able dict."""
+    return {
+        "v": KEY_VERSION,
+        "model": request.model,
+        "api_base": request.api_base.rstrip("/") if request.api_base else None,
+        "messages": [{"role": m.get("role"), "content": m.get("content")} for m in request.messages],
+        "temperature": _float_or_none(request.temperature),
+        "top_p": _float_or_none(request.top_p),
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+        "stop": list(request.stop) if request.stop is not None else None,
+        "response_format": dict(request.response_format) if request.response_format is not None else None,
+        "tools": [dict(t) for t in request.tools] if request.tools is not None else None,
+        "grammar": request.grammar,
+        "extra": dict(request.extra_params),
+        "namespace": request.namespace,
+        "sample_index": request.sample_index,
+    }
+
+
+def key_from_fields(fields: Mapping[str, Any]) -> str:
+    """sha256 hex digest of the canonical JSON of ``fields`` (as produced by :func:`key_fields`)."""
+    return hashlib.sha256(canonical_json(dict(fields)).encode("utf-8")).hexdigest()
+
+
+def cache_key(request: Any) -> str:
+    """The cache key of a request."""
+    return key_from_fields(key_fields(request))

@@ -1,0 +1,102 @@
+"""Lazy, configured import of litellm.
+
+``import litellm`` costs ~3 s and ~190 MiB and, unless told otherwise, fetches a
+price list from the network at import (stalling 5-14 s offline).  So it is
+imported only on the first cache miss, after setting
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` and ``LITELLM_OFFLINE_MODE=true`` (unless
+the user set them), with its import-time pydantic warnings silenced and its
+"Give Feedback" banner switched off.  Custom providers registered before the
+import (scripted, local) are installed into ``litellm.custom_provider_map`` here.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import Any
+
+__all__ = ["get_litellm", "litellm_imported", "register_provider", "unregister_provider", "LITELLM_WARNING_FILTERS"]
+
+_lock = threading.RLock()
+_litellm: Any = None
+_providers: dict[str, Any] = {}  # provider prefix -> zero-argument factory returning a litellm.CustomLLM
+
+#: (message regex, category) pairs of warnings litellm emits on first use.
+LITELLM_WARNING_FILTERS = (
+    (r".*ReadOnly.* qualifier", UserWarning),
+    (r".*Pydantic serializer warnings", UserWarning),
+    (r".*Valid config keys have changed in V2", UserWarning),
+    (r".*Use 'content=<...>' to upload raw bytes", DeprecationWarning),
+)
+
+
+def _apply_warning_filters() -> None:
+    for message, category in LITELLM_WARNING_FILTERS:
+        warnings.filterwarnings("ignore", message=message, category=category)
+    warnings.filterwarnings("ignore", module=r"litellm(\..*)?")
+    warnings.filterwarnings("ignore", module=r"pydantic(\..*)?")
+
+
+def litellm_imported() -> bool:
+    """Whether litellm has been imported by this layer (or anyone) in this process."""
+    import sys
+
+    return _litellm is not None or "litellm" in sys.modules
+
+
+def get_litellm() -> Any:
+    """Import and configure litellm once per process; return the module."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _lock:
+        if _litellm is not None:
+            return _litellm
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import litellm
+        _apply_warning_filters()
+        litellm.suppress_debug_info = True
+        _litellm = litellm
+        for name, factory in _providers.items():
+            _install(litellm, name, factory())
+        return litellm
+
+
+def _install(litellm: Any, name: str, handler: Any) -> None:
+    current = [item for item in litellm.custom_provider_map if item.get("provider") != name]
+    current.append({"provider": name, "custom_handler": handler})
+    litellm.custom_provider_map = current
+    from litellm.utils import custom_llm_setup
+
+    custom_llm_setup()
+
+
+def register_provider(name: str, factory: Any) -> None:
+    """Route models ``"<name>/..."`` to the ``litellm.CustomLLM`` that ``factory()`` builds.
+
+    The factory runs when litellm is imported (or now, if it already is), so
+    declaring a provider never imports litellm.
+    """
+    with _lock:
+        _providers[name] = factory
+        if _litellm is not None:
+            _install(_litellm, name, factory())
+
+
+def unregister_provider(name: str) -> None:
+    with _lock:
+        _providers.pop(name, None)
+        if _litellm is not None:
+            _litellm.custom_provider_map = [
+                item for item in _litellm.custom_provider_map if item.get("provider") != name
+            ]
+
+
+def is_custom_provider(model: str) -> bool:
+    """Whether ``model`` is routed to one of our registered custom providers (scripted, local)."""
+    prefix = model.split("/", 1)[0]
+    return prefix in _providers

@@ -1,0 +1,142 @@
+"""Scripted models: a Python callable answers as if it were an LLM.
+
+``register_scripted("scripted/echo", fn)`` makes model ``"scripted/echo"`` usable
+through litellm (a ``litellm.CustomLLM`` in ``litellm.custom_provider_map``, sync
+and async).  ``fn(messages, **params) -> str`` receives the chat messages and the
+sampling parameters (temperature, max_tokens, seed, top_p, stop, grammar, ...).
+To simulate provider failures, ``fn`` raises :class:`ScriptedHTTPError` with an
+HTTP status (429 may carry ``retry_after``); any other exception from ``fn`` is
+reported as a 400 (a bug in the script is not worth retrying).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+__all__ = ["register_scripted", "unregister_scripted", "ScriptedHTTPError", "scripted_models", "PROVIDER"]
+
+PROVIDER = "scripted"
+_lock = threading.Lock()
+_scripts: dict[str, Callable[..., str]] = {}
+_provider_registered = False
+
+
+class ScriptedHTTPError(Exception):
+    """Raised by a scripted callable to make the call fail like an HTTP error."""
+
+    def __init__(self, status_code: int, message: str = "scripted failure", retry_after: float | None = None):
+        super().__init__(message)
+        self.status_code = int(status_code)
+        self.message = message
+        self.retry_after = retry_after
+
+
+def _short_name(model: str) -> str:
+    return model.split("/", 1)[1] if model.startswith(PROVIDER + "/") else model
+
+
+def register_scripted(model: str, fn: Callable[..., str]) -> str:
+    """Register ``fn`` as model ``model`` (must start with ``"scripted/"``); returns the model name."""
+    from pytest_judgerel.errors import ConfigError
+
+    if not isinstance(model, str) or not model.startswith(PROVIDER + "/") or len(model) <= len(PROVIDER) + 1:
+        raise ConfigError(f"scripted model names look like 'scripted/<name>', got {model!r}")
+    if not callable(fn):
+        raise ConfigError(f"register_scripted needs a callable, got {type(fn).__name__}")
+    global _provider_registered
+    with _lock:
+        _scripts[_short_name(model)] = fn
+        if not _provider_registered:
+            from pytest_judgerel.llm.litellm_setup import register_provider
+
+            register_provider(PROVIDER, _make_handler)
+            _provider_registered = True
+    return model
+
+
+def unregister_scripted(model: str) -> None:
+    with _lock:
+        _scripts.pop(_short_name(model), None)
+
+
+def scripted_models() -> list[str]:
+    with _lock:
+        return sorted(f"{PROVIDER}/{name}" for name in _scripts)
+
+
+_PASSED_PARAMS = ("temperature", "max_tokens", "seed", "top_p", "stop", "grammar", "response_format", "tools")
+
+
+def _to_litellm_error(litellm: Any, exc: ScriptedHTTPError, model: str) -> Exception:
+    import httpx
+
+    headers = {}
+    if exc.retry_after is not None:
+        headers["retry-after"] = f"{exc.retry_after:g}"
+    response = httpx.Response(exc.status_code, headers=headers,
+                              request=httpx.Request("POST", f"http://{PROVIDER}.invalid/{model}"))
+    status = exc.status_code
+    common = {"llm_provider": PROVIDER, "model": model}
+    if status == 429:
+        return litellm.RateLimitError(exc.message, response=response, **common)
+    if status == 408:
+        return litellm.Timeout(exc.message, **common)
+    if status == 503:
+        return litellm.ServiceUnavailableError(exc.message, response=response, **common)
+    if status >= 500:
+        return litellm.InternalServerError(exc.message, response=response, **common)
+    if status == 401:
+        return litellm.AuthenticationError(exc.message, response=response, **common)
+    if status == 404:
+        return litellm.NotFoundError(exc.message, response=response, **common)
+    return litellm.BadRequestError(exc.message, response=response, **common)
+
+
+def _make_handler() -> Any:
+    from pytest_judgerel.llm.litellm_setup import get_litellm
+
+    litellm = get_litellm()
+
+    class ScriptedLLM(litellm.CustomLLM):
+        """Dispatches ``scripted/<name>`` to the registered callable."""
+
+        def _respond(self, model: str, messages: list, optional_params: dict) -> Any:
+            name = _short_name(model)
+            with _lock:
+                fn = _scripts.get(name)
+            if fn is None:
+                raise litellm.NotFoundError(
+                    f"no scripted model {PROVIDER}/{name!s} registered (known: {scripted_models()})",
+                    llm_provider=PROVIDER, model=model)
+            params = {k: optional_params[k] for k in _PASSED_PARAMS if k in optional_params}
+            try:
+                text = fn([dict(m) for m in messages], **params)
+            except ScriptedHTTPError as exc:
+                raise _to_litellm_error(litellm, exc, model) from exc
+            except Exception as exc:
+                raise litellm.BadRequestError(
+                    f"scripted model {name} raised {type(exc).__name__}: {exc}", llm_provider=PROVIDER, model=model
+                ) from exc
+            if not isinstance(text, str):
+                raise litellm.BadRequestError(
+                    f"scripted model {name} returned {type(text).__name__}, expected str",
+                    llm_provider=PROVIDER, model=model)
+            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+            completion_tokens = len(text.split())
+            return litellm.ModelResponse(
+                model=f"{PROVIDER}/{name}",
+                choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                       "total_tokens": prompt_tokens + completion_tokens},
+            )
+
+        def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
+                       encoding, api_key, logging_obj, optional_params, *args, **kwargs):
+            return self._respond(model, messages, optional_params)
+
+        async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
+                              encoding, api_key, logging_obj, optional_params, *args, **kwargs):
+            return self._respond(model, messages, optional_params)
+
+    return ScriptedLLM()

@@ -39,6 +39,18 @@ def current() -> list[dict[str, Any]]:
         return list(_sink if _sink is not None else _orphans)
 
 
+_defaults: dict[str, Any] = {}
+
+
+def set_defaults(**values: Any) -> None:
+    """Session-wide defaults of assertion parameters (set by the plugin from options)."""
+    _defaults.update(values)
+
+
+def default(name: str, fallback: Any) -> Any:
+    return _defaults.get(name, fallback)
+
+
 def set_report_only(flag: bool) -> None:
     """In report-only mode assertion helpers record but never fail."""
     global _report_only

@@ -53,7 +53,7 @@ def assert_icc_above(
     confidence: float = 0.95,
     nan_policy: str = "raise",
     by: str | None = None,
-    max_parse_failures: int = 0,
+    max_parse_failures: int | None = None,
     label: str | None = None,
 ):
     """Assert that the ICC of ``ratings`` (items x raters) is at least ``threshold``.
@@ -69,6 +69,10 @@ def assert_icc_above(
     if use not in ("estimate", "ci_low"):
         raise ValueError(f"use must be 'estimate' or 'ci_low', got {use!r}")
     failures = _parse_failure_lines(ratings, max_parse_failures)
+    if failures:
+        return _parse_gate(ratings, failures, "icc", f"ICC({form})", threshold, label)
+    if _n_parse_failures(ratings) and nan_policy == "raise":
+        nan_policy = "omit"  # allowed parse failures are missing cells: drop their items, reported as n_omitted
     result = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
     tested = result.value if use == "estimate" else result.ci_low
     passed = tested >= threshold
@@ -96,7 +100,9 @@ def assert_icc_above(
         "parse_failures": _n_parse_failures(ratings),
         "judge": _provenance(ratings),
     }
-    ok = passed and not group_failed and not failures
+    if result.n_omitted:
+        rec["n_omitted"] = result.n_omitted
+    ok = passed and not group_failed
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)
@@ -110,8 +116,9 @@ def assert_icc_above(
         lines.append(f"  the {what} {tested:.4f} is below the threshold {threshold}")
     else:
         lines.append(f"  pooled passes the threshold {threshold}")
+    if result.n_omitted:
+        lines.append(f"  {result.n_omitted} item(s) with missing ratings were omitted")
     lines += _group_lines(groups)
-    lines += failures
     lines += _worst_lines(worst, "largest spread across raters")
     return _finish(rec, "\n".join(lines), result)
 
@@ -124,7 +131,7 @@ def assert_scale_consistent(
     *,
     form: str = "A,1",
     use: str = "estimate",
-    max_parse_failures: int = 0,
+    max_parse_failures: int | None = None,
     label: str | None = None,
 ):
     """Assert a judge grades consistently across scales (seed 001 Table 1).
@@ -141,6 +148,9 @@ def assert_scale_consistent(
     failures: list[str] = []
     for name, r in ratings_by_scale.items():
         failures += [f"  [{name}] {line.strip()}" for line in _parse_failure_lines(r, max_parse_failures)]
+    if failures:
+        first = next(iter(ratings_by_scale.values()), None)
+        return _parse_gate(first, failures, "scale_consistency", f"ICC({form}) across scales", min_icc, label)
     result = scale_consistency(ratings_by_scale, form=form, pairwise=pairwise)
     joint = result.joint
 
@@ -172,7 +182,7 @@ def assert_scale_consistent(
         "judge": _provenance(next(iter(ratings_by_scale.values()), None)),
         "worst_items": [],
     }
-    ok = not bad and not failures
+    ok = not bad
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)
@@ -184,7 +194,6 @@ def assert_scale_consistent(
     if bad:
         lines.append("  below the threshold: " + ", ".join(bad))
     lines += _group_lines(groups)
-    lines += failures
     return _finish(rec, "\n".join(lines), result)
 
 
@@ -252,7 +261,7 @@ def assert_agreement(
     *,
     scale: ScaleLike | None = None,
     use: str = "estimate",
-    max_parse_failures: int = 0,
+    max_parse_failures: int | None = None,
     label: str | None = None,
 ) -> AgreementResult:
     """Assert a judge agrees with a human panel: ICC(A,1) >= ``min_icc`` and/or
@@ -264,6 +273,11 @@ def assert_agreement(
     if max_nmae is not None:
         _check_threshold(max_nmae, "max_nmae")
     failures = _parse_failure_lines(judge_ratings, max_parse_failures)
+    if failures:
+        return _parse_gate(judge_ratings, failures, "agreement" if min_icc is not None else "nmae",
+                           "ICC(A,1)" if min_icc is not None else "nMAE",
+                           min_icc if min_icc is not None else max_nmae, label,
+                           direction="min" if min_icc is not None else "max")
     res = agreement(judge_ratings, human_ratings, scale=scale, by=by)
 
     def verdict(r: AgreementResult) -> tuple[bool, list[str]]:
@@ -313,7 +327,7 @@ def assert_agreement(
         "judge": _provenance(judge_ratings),
     }
     bad_groups = [g for g, r in groups.items() if not r["passed"]]
-    ok = ok_pooled and not bad_groups and not failures
+    ok = ok_pooled and not bad_groups
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, res)
@@ -333,7 +347,6 @@ def assert_agreement(
             f"  {by}={g}: ICC(A,1) {icc_txt}, nMAE {r['nmae']:.4f}, n={r['n']} "
             + ("ok" if r["passed"] else "FAIL: " + "; ".join(r["reasons"]))
         )
-    lines += failures
     lines += _worst_lines(worst, "worst-aligned items")
     return _finish(rec, "\n".join(lines), res)
 
@@ -345,7 +358,7 @@ def assert_nmae_below(
     by: str | None = None,
     *,
     scale: ScaleLike | None = None,
-    max_parse_failures: int = 0,
+    max_parse_failures: int | None = None,
     label: str | None = None,
 ) -> AgreementResult:
     """Assert nMAE (seed 001 eq. 5) between judge and human panel means is at most ``threshold``."""
@@ -363,6 +376,19 @@ def _finish(rec: dict[str, Any], message: str | None, result: Any):
     if message is None or _recording.report_only():
         return result
     raise JudgeReliabilityFailure(message, rec)
+
+
+def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, threshold: float,
+                label: str | None, direction: str = "min"):
+    """Fail before computing anything: too many replies were not scores."""
+    rec = {
+        "kind": kind, "statistic": statistic, "label": label, "value": None, "ci": None,
+        "n": getattr(ratings, "n_items", None), "k": getattr(ratings, "n_raters", None),
+        "threshold": threshold, "direction": direction, "groups": {}, "worst_items": [],
+        "parse_failures": _n_parse_failures(ratings), "judge": _provenance(ratings), "passed": False,
+    }
+    head = f"{label + ': ' if label else ''}{statistic} not computed: unparseable judge replies"
+    return _finish(rec, "\n".join([head] + failures), None)
 
 
 def _check_threshold(value: Any, name: str) -> None:
@@ -476,7 +502,11 @@ def _n_parse_failures(ratings: Any) -> int:
     return len(getattr(ratings, "parse_failures", ()) or ())
 
 
-def _parse_failure_lines(ratings: Any, limit: int) -> list[str]:
+def _parse_failure_lines(ratings: Any, limit: int | None) -> list[str]:
+    """Failure lines when more replies failed to parse than allowed (default: the
+    session's --judgerel-max-parse-failures, 0 outside pytest)."""
+    if limit is None:
+        limit = _recording.default("max_parse_failures", 0)
     fails = list(getattr(ratings, "parse_failures", ()) or ())
     if len(fails) <= limit:
         return []

@@ -46,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.is_registered(fixtures):
         config.pluginmanager.register(fixtures, "judgerel-fixtures")
     _recording.set_report_only(session.settings.report_only)
+    _recording.set_defaults(max_parse_failures=session.settings.max_parse_failures)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

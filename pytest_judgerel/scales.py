@@ -102,12 +102,19 @@ class Scale:
 
     def normalize(self, value):
         """Map linearly to [0, 1]: ``(x - low) / (high - low)`` (seed 001, section 3.3)."""
+        if isinstance(value, (int, float)):
+            return (value - self.low) / self.range
         import numpy as np
 
-        return (np.asarray(value, dtype=float) - self.low) / self.range if not isinstance(value, (int, float)) else (value - self.low) / self.range
+        return (np.asarray(value, dtype=float) - self.low) / self.range
 
     def denormalize(self, unit):
-        return self.low + unit * self.range if isinstance(unit, (int, float)) else self.low + __import__("numpy").asarray(unit, dtype=float) * self.range
+        """Inverse of :meth:`normalize`."""
+        if isinstance(unit, (int, float)):
+            return self.low + unit * self.range
+        import numpy as np
+
+        return self.low + np.asarray(unit, dtype=float) * self.range
 
     def __str__(self) -> str:
         return self.name

@@ -1,0 +1,463 @@
+"""Judge: a template + a scale + a model -> Ratings.
+
+A :class:`Judge` renders its template for each item, sends the calls through
+the LLM layer (cache, concurrency, retries), parses every reply strictly and
+returns :class:`~pytest_judgerel.ratings.Ratings` whose raters are repeated
+runs (``rate``), scales (``rate_scales``), models (``rate_panel``) or
+temperatures (``rate_temperatures``), the designs of seed 001 (Li et al. 2026,
+sections 3-4 and Table 6).
+
+A reply that cannot be parsed becomes a missing cell plus a recorded
+:class:`ParseFailure` (optionally after one re-ask with a format reminder); it
+is never turned into a score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import _recording
+from .errors import ConfigError
+from .ratings import Ratings
+from .scales import Scale, ScaleLike
+
+
+@dataclass(frozen=True)
+class JudgeFailure:
+    """One reply that could not be read as a score (kept with the raw text)."""
+
+    item: str
+    rater: str
+    cause: str
+    message: str
+    reply: str
+    reasked: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"item": self.item, "rater": self.rater, "cause": self.cause, "message": self.message,
+                "reply": self.reply, "reasked": self.reasked}
+
+
+@dataclass(frozen=True)
+class _Call:
+    item_index: int
+    rater: str
+    request: Any
+
+
+@dataclass
+class Judge:
+    """An LLM judge.
+
+    ``template`` is a shipped template name (``"stsb"``, ``"summeval"``...), a path
+    or template text with ``{placeholders}``; ``axis`` selects the criterion when
+    the template's output has several (JSON criteria, MindEval axes).
+    """
+
+    model: str | None = None
+    template: Any = "stsb"
+    scale: ScaleLike | None = None
+    axes: Sequence[str] | None = None
+    axis: str | None = None
+    system: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    top_p: float | None = None
+    api_base: str | None = None
+    namespace: str = ""
+    reask: bool = True
+    repeats: int = 3
+    scales: Sequence[ScaleLike] = ()
+    constrain: str = "auto"
+    client: Any = None
+    test_id: str = ""
+    _template: Any = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        from .templates import load_template
+
+        self._template = load_template(self.template)
+        if self.model is None:
+            from .llm import default_model
+
+            self.model = default_model()
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ConfigError(f"judge model must be a non-empty string, got {self.model!r}")
+        default_scale = getattr(self._template, "default_scale", None) or "0-10"
+        self.scale = Scale.parse(self.scale if self.scale is not None else default_scale)
+        self.scales = tuple(Scale.parse(s) for s in self.scales) or (self.scale,)
+        keys = list(self.axes) if self.axes else list(getattr(self._template, "keys", None) or [])
+        self.axes = tuple(keys) or None
+        if self.axis is not None and self.axes and self.axis not in self.axes:
+            raise ConfigError(f"axis {self.axis!r} is not produced by template {self._template.name!r}; "
+                              f"it scores {list(self.axes)}")
+        if self.output != "number" and not self.axes:
+            raise ConfigError(f"template {self._template.name!r} has output {self.output!r} but no axes/keys")
+        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
+            raise ConfigError(f"repeats must be an integer >= 1, got {self.repeats!r}")
+        if self.constrain not in ("auto", "always", "never"):
+            raise ConfigError("constrain must be 'auto', 'always' or 'never'")
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def output(self) -> str:
+        return getattr(self._template, "output", "number")
+
+    @property
+    def template_name(self) -> str:
+        return getattr(self._template, "name", "custom")
+
+    @property
+    def template_hash(self) -> str:
+        return getattr(self._template, "hash", None) or hashlib.sha256(
+            str(getattr(self._template, "text", self.template)).encode()).hexdigest()
+
+    def fingerprint(self, scale: ScaleLike | None = None, temperature: float | None = None,
+                    model: str | None = None) -> dict[str, Any]:
+        """What identifies this judge for baselines: model, prompt hash, sampling parameters."""
+        sc = Scale.parse(scale) if scale is not None else self.scale
+        fp = {
+            "model": model or self.model,
+            "template": self.template_name,
+            "template_hash": self.template_hash[:16],
+            "system_hash": hashlib.sha256(self.system.encode()).hexdigest()[:16] if self.system else None,
+            "scale": sc.name,
+            "axis": self.axis,
+            "temperature": self.temperature if temperature is None else temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "api_base": self.api_base,
+        }
+        fp["id"] = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
+        return fp
+
+    def with_(self, **changes: Any) -> "Judge":
+        """A copy with some settings changed (e.g. ``judge.with_(model="x")``)."""
+        return replace(self, **changes)
+
+    # ------------------------------------------------------------------ rating
+    def rate(self, items: Any, repeats: int | None = None, *, scale: ScaleLike | None = None) -> Ratings:
+        """Rate every item ``repeats`` times: items x repeats (raters ``r0``, ``r1``...).
+
+        Repeats are distinct samples (the sample index is part of the cache key),
+        so their agreement is the judge's test-retest reliability.
+        """
+        n = self.repeats if repeats is None else repeats
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"repeats must be an integer >= 1, got {n!r}")
+        sc = Scale.parse(scale) if scale is not None else self.scale
+        rows = _items(items)
+        columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
+        return self._run(rows, columns, sc, design="repeats", rater_group="repeat")
+
+    def rate_scales(self, items: Any, scales: Sequence[ScaleLike] | None = None, repeats: int = 1
+                    ) -> dict[str, Ratings]:
+        """Rate the items on every scale: ``{scale name: items x repeats}`` (seed 001 section 4)."""
+        chosen = [Scale.parse(s) for s in (scales or self.scales)]
+        if len(chosen) < 2:
+            raise ConfigError(f"rate_scales needs at least two scales, got {[s.name for s in chosen]}")
+        rows = _items(items)
+        out = {}
+        calls = []
+        for sc in chosen:
+            calls += [(sc, f"r{r}", dict(scale=sc, sample_index=r)) for r in range(repeats)]
+        results = self._run_many(rows, [(f"{sc.name}/{rid}", kw) for sc, rid, kw in calls])
+        for sc in chosen:
+            cols = [f"{sc.name}/r{r}" for r in range(repeats)]
+            out[sc.name] = self._assemble(rows, cols, results, sc, design="scales",
+                                          rater_ids=[c.split("/", 1)[1] for c in cols])
+        return out
+
+    def rate_panel(self, items: Any, models: Sequence[str], repeats: int = 1) -> Ratings:
+        """One rater per model (seed 001's LLM panel); with ``repeats`` > 1 each
+        model's cell is the mean of its repeats."""
+        if not models:
+            raise ConfigError("rate_panel needs at least one model")
+        rows = _items(items)
+        cols = [(f"{m}#r{r}", dict(model=m, sample_index=r)) for m in models for r in range(repeats)]
+        results = self._run_many(rows, cols)
+        mats = []
+        failures: list[JudgeFailure] = []
+        for m in models:
+            sub = self._assemble(rows, [f"{m}#r{r}" for r in range(repeats)], results, self.scale,
+                                 design="panel", model=m)
+            failures += list(sub.parse_failures)
+            with np.errstate(all="ignore"):
+                mats.append(np.nanmean(sub.values, axis=1) if repeats > 1 else sub.values[:, 0])
+        values = np.column_stack(mats)
+        return Ratings.from_array(
+            values, item_ids=[r[0] for r in rows], rater_ids=list(models),
+            rater_groups={"model": list(models), "kind": ["llm"] * len(models)},
+            item_groups=_item_groups(rows), scale=self.scale,
+            provenance={**self.fingerprint(), "model": list(models), "design": "panel", "repeats": repeats},
+            parse_failures=failures,
+        )
+
+    def rate_temperatures(self, items: Any, temperatures: Sequence[float], repeats: int | None = None
+                          ) -> dict[float, Ratings]:
+        """Rate at each temperature (seed 001 Table 6): ``{temperature: items x repeats}``."""
+        n = self.repeats if repeats is None else repeats
+        rows = _items(items)
+        cols = [(f"t{t}/r{r}", dict(temperature=float(t), sample_index=r)) for t in temperatures for r in range(n)]
+        results = self._run_many(rows, cols)
+        return {
+            float(t): self._assemble(rows, [f"t{t}/r{r}" for r in range(n)], results, self.scale,
+                                     design="temperatures", temperature=float(t),
+                                     rater_ids=[f"r{r}" for r in range(n)])
+            for t in temperatures
+        }
+
+    def rate_all_axes(self, items: Any, repeats: int | None = None) -> dict[str, Ratings]:
+        """For multi-criteria templates: one Ratings per axis from the same calls."""
+        if not self.axes:
+            raise ConfigError(f"template {self.template_name!r} produces a single score")
+        return {a: self.with_(axis=a).rate(items, repeats) for a in self.axes}
+
+    # ------------------------------------------------------------------ internals
+    def _run(self, rows, columns, scale, **prov) -> Ratings:
+        results = self._run_many(rows, columns)
+        return self._assemble(rows, [c for c, _ in columns], results, scale, **prov)
+
+    def _request(self, item: Mapping[str, Any], *, scale: Scale, sample_index: int = 0,
+                 model: str | None = None, temperature: float | None = None):
+        from .llm import LLMRequest
+        from .templates import render
+
+        messages = list(render(self._template, item, scale, axis=self.axis))
+        if self.system and not any(m.get("role") == "system" for m in messages):
+            messages.insert(0, {"role": "system", "content": self.system})
+        mdl = model or self.model
+        grammar = None
+        if self.constrain == "always" or (self.constrain == "auto" and mdl.startswith("local/")):
+            grammar = grammar_for(self.output, scale, self.axes)
+        return LLMRequest(
+            model=mdl, messages=tuple(messages), temperature=self.temperature if temperature is None else temperature,
+            max_tokens=self.max_tokens, seed=self.seed, top_p=self.top_p, api_base=self.api_base,
+            grammar=grammar, sample_index=sample_index, namespace=self.namespace,
+            metadata={"test": self.test_id} if self.test_id else {},
+        )
+
+    def _client(self):
+        if self.client is None:
+            from .llm import default_client
+
+            self.client = default_client()
+        return self.client
+
+    def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
+        """Send every (item, column) call at once; parse; re-ask failures once if enabled."""
+        from .parsing import format_reminder, try_parse
+
+        client = self._client()
+        calls: list[_Call] = []
+        for i, (_iid, item) in enumerate(rows):
+            for col, kw in columns:
+                kw = dict(kw)
+                sc = kw.pop("scale", self.scale)
+                calls.append(_Call(i, col, (sc, self._request(item, scale=sc, **kw))))
+        responses = client.complete_many([c.request[1] for c in calls])
+        out: dict[tuple[int, str], Any] = {}
+        reask: list[tuple[_Call, Any, Any]] = []
+        for call, resp in zip(calls, responses):
+            sc, req = call.request
+            outcome = try_parse(resp.text, self.output, sc, self.axes)
+            if outcome.ok:
+                out[(call.item_index, call.rater)] = (self._pick(outcome), resp, None)
+            elif self.reask:
+                reask.append((call, resp, outcome))
+            else:
+                out[(call.item_index, call.rater)] = (None, resp, self._failure(rows, call, outcome, False))
+        if reask:
+            follow = []
+            for call, resp, _ in reask:
+                sc, req = call.request
+                msgs = req.messages + (
+                    {"role": "assistant", "content": resp.text},
+                    {"role": "user", "content": format_reminder(self.output, sc, self.axes)},
+                )
+                follow.append(replace(req, messages=msgs))
+            second = client.complete_many(follow)
+            for (call, _resp, _first), resp2 in zip(reask, second):
+                sc, _ = call.request
+                outcome = try_parse(resp2.text, self.output, sc, self.axes)
+                if outcome.ok:
+                    out[(call.item_index, call.rater)] = (self._pick(outcome), resp2, None)
+                else:
+                    out[(call.item_index, call.rater)] = (None, resp2, self._failure(rows, call, outcome, True))
+        self._record_run(rows, calls, out, n_reasked=len(reask))
+        return out
+
+    def _pick(self, outcome) -> float:
+        if outcome.value is not None:
+            return float(outcome.value)
+        values = dict(outcome.values or {})
+        if self.axis is not None:
+            return float(values[self.axis])
+        if len(values) == 1:
+            return float(next(iter(values.values())))
+        raise ConfigError(
+            f"template {self.template_name!r} scores several criteria {list(values)}: choose one with "
+            "axis=... (or @pytest.mark.axis), or use rate_all_axes()"
+        )
+
+    def _failure(self, rows, call: _Call, outcome, reasked: bool) -> JudgeFailure:
+        f = outcome.failure
+        return JudgeFailure(item=rows[call.item_index][0], rater=call.rater, cause=f.cause,
+                            message=f.message, reply=f.reply, reasked=reasked)
+
+    def _assemble(self, rows, cols, results, scale: Scale, rater_ids=None, **prov) -> Ratings:
+        values = np.full((len(rows), len(cols)), np.nan)
+        failures = []
+        models = set()
+        for i in range(len(rows)):
+            for j, col in enumerate(cols):
+                value, resp, failure = results[(i, col)]
+                if resp is not None:
+                    models.add(resp.model)
+                if failure is not None:
+                    failures.append(failure)
+                elif value is not None:
+                    values[i, j] = value
+        provenance = {**self.fingerprint(scale=scale, temperature=prov.get("temperature"),
+                                         model=prov.get("model")), **prov, "provider_models": sorted(models)}
+        return Ratings.from_array(
+            values, item_ids=[r[0] for r in rows], rater_ids=rater_ids or cols,
+            item_groups=_item_groups(rows), scale=scale, provenance=provenance,
+            rater_groups={"kind": ["llm"] * len(cols)}, parse_failures=failures,
+        )
+
+    def _record_run(self, rows, calls, out, n_reasked: int) -> None:
+        failures = [v[2] for v in out.values() if v[2] is not None]
+        _recording.record({
+            "kind": "judge_run",
+            "judge": self.fingerprint(),
+            "items": len(rows),
+            "calls": len(calls) + n_reasked,
+            "reasked": n_reasked,
+            "parse_failures": len(failures),
+            "failures": [f.to_dict() for f in failures[:20]],
+            "passed": not failures,
+        })
+
+
+# ---------------------------------------------------------------------- panel
+@dataclass
+class JudgePanel:
+    """Several judge models with one configuration (seed 001's LLM panel)."""
+
+    judge: Judge
+    models: Sequence[str]
+
+    def rate(self, items: Any, repeats: int = 1) -> Ratings:
+        return self.judge.rate_panel(items, self.models, repeats=repeats)
+
+    def judges(self) -> list[Judge]:
+        return [self.judge.with_(model=m) for m in self.models]
+
+
+# ---------------------------------------------------------------------- grammar
+def grammar_for(output: str, scale: Scale, keys: Sequence[str] | None = None) -> str:
+    """A llama.cpp GBNF grammar that only admits a valid reply on ``scale``.
+
+    Used for the embedded model (and ``constrain="always"``) so every reply parses.
+    """
+    if scale.fractional:
+        whole = [str(int(v)) for v in range(int(scale.low), int(scale.high) + 1)]
+        num = "(" + " | ".join(f'"{w}"' for w in reversed(whole)) + ') ("." [0-9])?'
+    else:
+        pts = scale.points or []
+        num = "(" + " | ".join(f'"{_gnum(p)}"' for p in sorted(pts, key=lambda v: -len(_gnum(v)))) + ")"
+    if output == "number":
+        return f"root ::= score\nscore ::= {num}\n"
+    if output == "json":
+        parts = ' ", " '.join(f'"\\"{_gesc(k)}\\": " score' for k in keys or ())
+        return f'root ::= "{{" {parts} "}}"\nscore ::= {num}\n'
+    lines = ' "\\n" '.join(f'"{_gesc(k)}: " score' for k in keys or ())
+    return f"root ::= {lines}\nscore ::= {num}\n"
+
+
+def _gnum(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _gesc(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# ---------------------------------------------------------------------- items
+def _items(items: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """Normalise items to [(item id, fields)]; ids from 'id'/'item_id' or the position.
+
+    Accepts a sequence of mappings, a mapping ``{id: fields}`` or an object with an
+    ``items`` list (e.g. a :class:`~pytest_judgerel.datasets.HumanDataset`).
+    """
+    if not isinstance(items, Mapping):
+        inner = getattr(items, "items", None)
+        if inner is not None and not callable(inner):
+            items = inner
+    if isinstance(items, Mapping):
+        rows = [(str(k), v) for k, v in items.items()]
+    else:
+        rows = []
+        for n, it in enumerate(items):
+            if not isinstance(it, Mapping):
+                raise ConfigError(f"item {n} must be a mapping of template fields, got {type(it).__name__}")
+            iid = it.get("id", it.get("item_id", n))
+            rows.append((str(iid), it))
+    if not rows:
+        raise ConfigError("no items to rate")
+    ids = [r[0] for r in rows]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise ConfigError(f"duplicate item id {dup!r}")
+    return rows
+
+
+def _item_groups(rows: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, list[str]]:
+    rows = list(rows)
+    keys = {"group", "benchmark"} & set.intersection(*(set(r[1]) for r in rows)) if rows else set()
+    return {k: [str(r[1][k]) for r in rows] for k in sorted(keys)}
+
+
+# ---------------------------------------------------------------------- from pytest nodes
+def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None) -> Judge:
+    """Build the ``judge`` fixture's Judge from markers, options and ini."""
+    from .markers import marker_scales
+
+    kw: dict[str, Any] = {}
+    mark = node.get_closest_marker("judge")
+    if mark is not None:
+        kw.update({k: v for k, v in mark.kwargs.items() if v is not None})
+    axis = node.get_closest_marker("axis")
+    if axis is not None:
+        kw["axis"] = axis.args[0]
+    rep = node.get_closest_marker("repeats")
+    names = marker_scales(node)
+    return Judge(
+        model=kw.pop("model", None) or settings.model,
+        template=kw.pop("template", "stsb"),
+        scale=scale if scale is not None else (names[0] if names else None),
+        scales=tuple(names),
+        temperature=kw.pop("temperature", settings.temperature),
+        max_tokens=kw.pop("max_tokens", settings.max_tokens),
+        repeats=rep.args[0] if rep is not None else settings.repeats,
+        api_base=kw.pop("api_base", None) or settings.api_base,
+        reask=kw.pop("reask", settings.reask),
+        client=client,
+        test_id=node.nodeid,
+        **kw,
+    )
+
+
+def panel_from_node(node: Any, client: Any, settings: Any) -> JudgePanel:
+    mark = node.get_closest_marker("judge_panel")
+    if mark is None:
+        raise ConfigError(f"{node.nodeid}: the judge_panel fixture needs @pytest.mark.judge_panel('model-a', ...)")
+    return JudgePanel(judge_from_node(node, client, settings), list(mark.args))

@@ -138,7 +138,8 @@ def _to_float_array(data: Any, name: str) -> np.ndarray:
     if data is None or isinstance(data, (str, bytes)):
         raise ReliabilityError(f"{name} must be numeric ratings, got {type(data).__name__}")
     try:
-        raw = np.asarray(data)
+        # Nested Python sequences keep their element types (so True is not silently 1.0).
+        raw = np.asarray(data, dtype=object) if isinstance(data, (list, tuple)) else np.asarray(data)
     except ValueError as exc:  # numpy 2: inhomogeneous shape
         raise ReliabilityError(f"{name} is ragged (rows of different lengths): {exc}") from None
     kind = raw.dtype.kind
@@ -160,16 +161,17 @@ def _to_float_array(data: Any, name: str) -> np.ndarray:
 
 
 def _object_to_float(raw: np.ndarray, name: str) -> np.ndarray:
-    out = np.empty(raw.shape, dtype=np.float64)
-    for idx, v in np.ndenumerate(raw):
+    flat = raw.ravel()
+    out = np.empty(flat.size, dtype=np.float64)
+    for i, v in enumerate(flat):
         if v is None:
-            out[idx] = np.nan
+            out[i] = np.nan
         elif isinstance(v, (bool, np.bool_)):
-            raise ReliabilityError(f"{name} holds a boolean at index {idx}; ratings must be numbers")
+            raise ReliabilityError(f"{name} holds a boolean ({v!r}); ratings must be numbers")
         elif isinstance(v, numbers.Real):
-            out[idx] = float(v)
+            out[i] = float(v)
         elif isinstance(v, (list, tuple, np.ndarray)):
             raise ReliabilityError(f"{name} is ragged (rows of different lengths or nested sequences)")
         else:
-            raise ReliabilityError(f"{name} must be numeric, got {v!r} ({type(v).__name__}) at index {idx}")
-    return out
+            raise ReliabilityError(f"{name} must be numeric, got {v!r} ({type(v).__name__})")
+    return out.reshape(raw.shape)

@@ -285,7 +285,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
     v = _satterthwaite(rho_a, a) if need_a else math.nan
 
     # One call each for all quantiles and all tail probabilities.
-    quant = special.fdtri([df_n, df_w, df_n, df_e, df_n, v], [df_w, df_n, df_e, df_n, v, df_n], q)
+    quant = [float(x) for x in special.fdtri([df_n, df_w, df_n, df_e, df_n, v], [df_w, df_n, df_e, df_n, v, df_n], q)]
     p1, p2, p_raters = special.fdtrc([df_n, df_n, df_c], [df_w, df_e, df_e], [f1, f2, f_raters])
     ci_1 = _f_ci(f1, quant[0], quant[1])
     ci_2 = _f_ci(f2, quant[2], quant[3])
@@ -315,13 +315,13 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
         elif unit == "1":
             lo, hi = _single_from_f(fl, k), _single_from_f(fu, k)
         else:
-            lo, hi = 1 - 1 / fl, 1 - 1 / fu
+            lo, hi = _average_from_f(fl), _average_from_f(fu)
         res = ICCResult(
             form=form, value=float(values[form]), ci_low=float(lo), ci_high=float(hi), f=float(f),
             df1=df_n, df2=df2, p=float(p), satterthwaite_df=float(v) if model == "A" else None, **common,
         )
-        _check_defined(res, a)
         out[form] = res
+    _check_defined(list(out.values()), a)
     return out
 
 
@@ -332,6 +332,10 @@ def _f_ci(f: float, q_lower: float, q_upper: float) -> tuple[float, float]:
 
 def _single_from_f(f_limit: float, k: int) -> float:
     return 1.0 if math.isinf(f_limit) else (f_limit - 1) / (f_limit + k - 1)
+
+
+def _average_from_f(f_limit: float) -> float:
+    return 1 - 1 / f_limit if f_limit != 0 else -math.inf
 
 
 def _step_up(rho: float, k: int) -> float:
@@ -364,9 +368,11 @@ def _agreement_ci(a: _Anova, f_star: float, f_star_rev: float) -> tuple[float, f
     return lo, hi
 
 
-def _check_defined(res: ICCResult, a: _Anova) -> None:
-    numbers = (res.value, res.ci_low, res.ci_high, res.f, res.p)
-    if all(math.isfinite(x) for x in numbers[:3]) and not any(math.isnan(x) for x in numbers):
+def _check_defined(results: list[ICCResult], a: _Anova) -> None:
+    """Raise (never return NaN/inf) when a requested form is undefined, naming forms and cause."""
+    bad = [r.label for r in results
+           if not all(math.isfinite(x) for x in (r.value, r.ci_low, r.ci_high, r.p)) or math.isnan(r.f)]
+    if not bad:
         return
     if a.ss_items == 0 and a.ss_error == 0:
         cause = ("items do not differ: every rater gave one constant score to all items "
@@ -376,4 +382,4 @@ def _check_defined(res: ICCResult, a: _Anova) -> None:
     else:
         cause = (f"degenerate variance structure (MS_items={a.msr:.3g}, MS_raters={a.msc:.3g}, "
                  f"MS_error={a.mse:.3g})")
-    raise ReliabilityError(f"{res.label} is undefined for these ratings: {cause}")
+    raise ReliabilityError(f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} undefined for these ratings: {cause}")

@@ -1,0 +1,337 @@
+"""ICC: golden vectors (pingouin 0.7 = psych >= 2.2.3, STATS_NOTES.md section 2), robustness, bad input."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_judgerel.errors import ReliabilityError
+from pytest_judgerel.stats import ICCResult, icc, icc_table, koo_li_band
+from pytest_judgerel.stats.icc import FORMS, canonical_form
+
+DATA = Path(__file__).parent / "data" / "stats"
+MATRICES = ("sf_6x4", "gen_150x12", "gen_25x2")
+SF = np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]], dtype=float)
+
+
+def load_matrix(name: str) -> np.ndarray:
+    with open(DATA / f"{name}_matrix.csv", newline="") as fh:
+        rows = list(csv.reader(fh))[1:]
+    return np.array([[float(v) for v in r[1:]] for r in rows])
+
+
+def load_pingouin(name: str) -> dict[str, dict[str, float]]:
+    with open(DATA / f"{name}_pingouin_icc.csv", newline="") as fh:
+        return {r["Type"]: {k: float(v) for k, v in r.items() if k != "Type"} for r in csv.DictReader(fh)}
+
+
+def assert_p_close(ours: float, ref: float) -> None:
+    """p-values: rtol 1e-10, or on a log scale where they are subnormal / underflow."""
+    if ref < 1e-300:
+        assert 0 <= ours < 1e-300
+        if ref > 0:
+            assert ours > 0 and abs(math.log10(ours) - math.log10(ref)) < 1e-3
+    else:
+        assert ours == pytest.approx(ref, rel=1e-10)
+
+
+# ------------------------------------------------------------------------------------ golden
+@pytest.mark.parametrize("name", MATRICES)
+def test_all_six_forms_equal_pingouin_golden_vectors(name):
+    table = icc_table(load_matrix(name))
+    ref = load_pingouin(name)
+    assert set(ref) == {r.label for r in table.results.values()}
+    for label, row in ref.items():
+        res = table[label]
+        assert res.value == pytest.approx(row["ICC"], rel=1e-12, abs=0)
+        assert res.f == pytest.approx(row["F"], rel=1e-12, abs=0)
+        assert res.ci_low == pytest.approx(row["CI95_lower"], rel=1e-12, abs=0)
+        assert res.ci_high == pytest.approx(row["CI95_upper"], rel=1e-12, abs=0)
+        assert (res.df1, res.df2) == (int(row["df1"]), int(row["df2"]))
+        assert_p_close(res.p, row["pval"])
+        assert res.ci_low <= res.value <= res.ci_high
+
+
+@pytest.mark.parametrize("name", MATRICES)
+def test_single_form_call_equals_table_and_json_reference(name):
+    ref = json.loads((DATA / "reference_values.json").read_text())["icc"][name]["pingouin"]
+    x = load_matrix(name)
+    for row in ref:
+        res = icc(x, row["Type"])
+        assert res.value == pytest.approx(row["ICC"], rel=1e-12, abs=0)
+        assert res.ci == pytest.approx((row["CI95_lower"], row["CI95_upper"]), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("name", MATRICES)
+def test_mean_squares_rater_bias_test_and_satterthwaite_df(name):
+    anova = json.loads((DATA / "reference_values.json").read_text())["anova"][name]
+    res = icc(load_matrix(name), "A,1")
+    assert (res.n, res.k) == (anova["n"], anova["k"])
+    for ours, key in ((res.ms_items, "MSR"), (res.ms_raters, "MSC"), (res.ms_error, "MSE"), (res.ms_within, "MSW"),
+                      (res.f_raters, "F_raters"), (res.satterthwaite_df, "v_satterthwaite")):
+        assert ours == pytest.approx(anova[key], rel=1e-12), key
+    assert_p_close(res.p_raters, anova["p_raters"])
+    assert (res.df1_raters, res.df2_raters) == (res.k - 1, (res.n - 1) * (res.k - 1))
+
+
+def test_shrout_fleiss_published_two_decimal_values_and_rater_bias():
+    t = icc_table(SF)
+    published = {"1,1": 0.17, "A,1": 0.29, "C,1": 0.71, "1,k": 0.44, "A,k": 0.62, "C,k": 0.91}
+    for form, value in published.items():
+        assert round(t[form].value, 2) == value
+    # the F reported with each form tests "items differ"; the rater-bias test is MSC/MSE
+    assert t["A,1"].f == pytest.approx(t["A,1"].ms_items / t["A,1"].ms_error)
+    assert t["A,1"].f_raters == pytest.approx(31.86648501362406, rel=1e-12)
+    assert t["A,1"].p_raters == pytest.approx(9.454263202470431e-07, rel=1e-10)
+    assert t["A,1"].satterthwaite_df == pytest.approx(4.785143862212757, rel=1e-12)
+    assert t["C,1"].satterthwaite_df is None
+
+
+def test_agreement_average_ci_is_spearman_brown_of_single_limits():
+    t = icc_table(load_matrix("gen_25x2"))
+    k = t.k
+    sb = lambda r: k * r / (1 + (k - 1) * r)  # noqa: E731
+    assert t["A,k"].ci_low == pytest.approx(sb(t["A,1"].ci_low), rel=1e-12)
+    assert t["A,k"].ci_high == pytest.approx(sb(t["A,1"].ci_high), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------ forms
+@pytest.mark.parametrize(
+    "alias, canon",
+    [("A,1", "A,1"), ("ICC(A,1)", "A,1"), ("ICC2", "A,1"), ("ICC(2,1)", "A,1"), ("icc2k", "A,k"),
+     ("ICC1", "1,1"), ("ICC1k", "1,k"), ("ICC3", "C,1"), ("ICC(3,k)", "C,k"), ("c,k", "C,k"),
+     ("ICC(A,L)", "A,k"), ("ICC(A, k)", "A,k"), ("1,1", "1,1")],
+)
+def test_form_aliases(alias, canon):
+    assert canonical_form(alias) == canon
+    assert icc(SF, alias).form == canon
+
+
+@pytest.mark.parametrize("bad", ["B,1", "ICC4", "", "A,1,1", None, 2])
+def test_unknown_form_is_rejected_with_the_valid_names(bad):
+    with pytest.raises(ReliabilityError, match="unknown ICC form"):
+        icc(SF, bad)
+
+
+def test_table_mapping_interface_and_text():
+    t = icc_table(SF)
+    assert list(t) == list(FORMS) and len(t) == 6
+    text = str(t)
+    for form in FORMS:
+        assert f"ICC({form})" in text
+    assert "rater bias" in text
+    d = json.loads(json.dumps(t.to_dict()))
+    assert d["forms"]["A,k"]["value"] == pytest.approx(t["A,k"].value)
+    assert d["forms"]["A,1"]["band"] == "poor"
+
+
+def test_result_is_frozen_and_str_shows_band_ci_and_rater_bias():
+    res = icc(load_matrix("gen_150x12"), "A,k")
+    assert isinstance(res, ICCResult)
+    with pytest.raises(AttributeError):
+        res.value = 0.0  # type: ignore[misc]
+    text = str(res)
+    assert "ICC(A,k) = 0.953" in text and "excellent" in text and "95% CI 0.940, 0.964" in text
+    assert "rater bias F(11, 1639)" in text
+
+
+@pytest.mark.parametrize(
+    "value, band", [(-0.3, "poor"), (0.0, "poor"), (0.4999, "poor"), (0.5, "moderate"), (0.7499, "moderate"),
+                    (0.75, "good"), (0.9, "good"), (0.9001, "excellent"), (1.0, "excellent")],
+)
+def test_koo_li_bands(value, band):
+    assert koo_li_band(value) == band
+
+
+def test_koo_li_band_rejects_nan():
+    with pytest.raises(ReliabilityError):
+        koo_li_band(float("nan"))
+
+
+def test_confidence_level_changes_interval_width():
+    x = load_matrix("gen_25x2")
+    for form in FORMS:
+        wide, narrow = icc(x, form, confidence=0.99), icc(x, form, confidence=0.80)
+        assert wide.ci_low < narrow.ci_low <= narrow.value <= narrow.ci_high < wide.ci_high
+        assert narrow.confidence == 0.80
+
+
+# ------------------------------------------------------------------------------------ robustness
+@pytest.mark.parametrize("name", ["sf_6x4", "gen_25x2"])
+def test_large_offset_changes_no_icc_by_more_than_1e9(name):
+    x = load_matrix(name)  # integer-valued, so x + 1e9 is exact
+    base, shifted = icc_table(x), icc_table(x + 1e9)
+    for form in FORMS:
+        for attr in ("value", "ci_low", "ci_high"):
+            assert abs(getattr(shifted[form], attr) - getattr(base[form], attr)) <= 1e-9, (form, attr)
+        assert shifted[form].f == pytest.approx(base[form].f, rel=1e-9)
+
+
+def test_perfect_agreement_gives_one_with_degenerate_but_finite_ci():
+    x = np.array([[1, 1, 1], [3, 3, 3], [2, 2, 2], [5, 5, 5]], dtype=float)
+    for res in icc_table(x).results.values():
+        assert res.value == 1.0 and res.ci == (1.0, 1.0)
+        assert res.f == math.inf and res.p == 0.0
+        assert res.f_raters == 0.0 and res.p_raters == 1.0
+
+
+def test_perfect_consistency_with_rater_offsets():
+    x = np.array([[1, 3, 6], [2, 4, 7], [4, 6, 9], [0, 2, 5], [3, 5, 8]], dtype=float)
+    t = icc_table(x)
+    assert t["C,1"].value == 1.0 and t["C,k"].value == 1.0
+    assert t["C,1"].ci == (1.0, 1.0)
+    assert 0 < t["A,1"].value < t["A,k"].value < 1
+    for res in t.results.values():
+        assert not any(math.isnan(v) for v in (res.value, res.ci_low, res.ci_high, res.f, res.p))
+    assert t["A,1"].f_raters == math.inf and t["A,1"].p_raters == 0.0
+
+
+def test_integer_input_equals_float_input():
+    assert icc(SF.astype(int), "C,k") == icc(SF, "C,k")
+
+
+# ------------------------------------------------------------------------------------ missing data
+def test_nan_raise_names_the_missing_items_and_raters():
+    x = SF.copy()
+    x[2, 1] = np.nan
+    x[4, 3] = np.nan
+    with pytest.raises(ReliabilityError, match=r"item\(s\) \[2, 4\] from rater\(s\) \[1, 3\]"):
+        icc(x)
+
+
+def test_nan_omit_drops_items_listwise_and_reports_count():
+    x = SF.copy()
+    x[2, 1] = np.nan
+    res = icc(x, "A,1", nan_policy="omit")
+    assert res.n_omitted == 1 and res.n == 5
+    assert res == dataclasses.replace(icc(np.delete(SF, 2, axis=0), "A,1"), n_omitted=1)
+    assert "1 omitted" in str(res)
+
+
+def test_nan_omit_with_fewer_than_two_complete_items_fails():
+    x = SF.copy()
+    x[1:, 0] = np.nan
+    with pytest.raises(ReliabilityError, match="1 complete item"):
+        icc(x, nan_policy="omit")
+
+
+def test_none_counts_as_missing():
+    rows = SF.tolist()
+    rows[0][0] = None
+    with pytest.raises(ReliabilityError, match="missing"):
+        icc(rows)
+
+
+def test_ratings_like_object_ids_appear_in_the_error():
+    class FakeRatings:
+        item_ids = ("q1", "q2", "q3", "q4", "q5", "q6")
+        rater_ids = ("gpt", "claude", "llama", "human")
+
+        def to_matrix(self):
+            x = SF.copy()
+            x[3, 2] = np.nan
+            return x
+
+    with pytest.raises(ReliabilityError, match=r"\['q4'\] from rater\(s\) \['llama'\]"):
+        icc(FakeRatings())
+    assert icc(FakeRatings(), nan_policy="omit").n == 5
+
+
+def test_accepts_the_project_ratings_model():
+    from pytest_judgerel.ratings import Ratings
+
+    r = Ratings.from_array(SF)
+    assert icc(r, "C,1").value == pytest.approx(0.7148407148407154, rel=1e-12)
+
+
+def test_three_d_repeats_need_an_explicit_duplicates_policy():
+    rng = np.random.default_rng(3)
+    cube = SF[:, :, None] + rng.normal(0, 0.5, size=(6, 4, 3))
+    with pytest.raises(ReliabilityError, match="3-D"):
+        icc(cube)
+    assert icc(cube, duplicates="mean").value == pytest.approx(icc(cube.mean(axis=2)).value, rel=1e-12)
+    assert icc(cube, duplicates="first").value == pytest.approx(icc(cube[:, :, 0]).value, rel=1e-12)
+    assert icc(cube, duplicates="last").value == pytest.approx(icc(cube[:, :, 2]).value, rel=1e-12)
+    cube[0, 0, 0] = np.nan  # mean and first use the repeats present
+    assert icc(cube, duplicates="first").ms_items == pytest.approx(
+        icc(np.where(np.isnan(cube[:, :, 0]), cube[:, :, 1], cube[:, :, 0])).ms_items)
+    with pytest.raises(ReliabilityError, match="duplicates must be one of"):
+        icc(cube, duplicates="median")
+
+
+# ------------------------------------------------------------------------------------ bad input
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ([[1.0, 2.0, 3.0]], "1 item"),
+        ([[1.0], [2.0], [3.0]], "1 rater"),
+        ([[3.0, 3.0], [3.0, 3.0], [3.0, 3.0]], "all ratings are identical"),
+        ([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]], "every rater gave one constant score"),
+        ([[1.0, 2.0], [3.0, math.inf]], "infinite"),
+        ([["a", "b"], ["c", "d"]], "numeric"),
+        ([[1.0, "x"], [2.0, 3.0]], "numeric"),
+        ([[True, False], [False, True]], "boolean"),
+        ([[1.0, True], [2.0, 3.0]], "boolean"),
+        ([[1.0, 2.0], [3.0]], "ragged"),
+        (np.zeros((2, 2, 2)), "3-D"),
+        (np.zeros((0, 3)), "empty"),
+        ([1.0, 2.0, 3.0], "2-D"),
+        ("1,2;3,4", "numeric"),
+        (None, "numeric"),
+    ],
+)
+def test_bad_input_raises_reliability_error_naming_the_cause(data, message):
+    with pytest.raises(ReliabilityError, match=message):
+        icc(data)
+
+
+def test_equal_item_means_make_average_forms_undefined_but_single_forms_negative():
+    x = np.array([[1.0, 3.0], [3.0, 1.0], [2.0, 2.0]])
+    single = icc(x, "C,1")
+    assert single.value == pytest.approx(-1.0) and single.f == 0.0 and single.p == 1.0
+    with pytest.raises(ReliabilityError, match="all item means are equal"):
+        icc(x, "C,k")
+    with pytest.raises(ReliabilityError, match=r"ICC\(1,k\).* undefined"):
+        icc_table(x)
+
+
+def test_two_by_two_with_no_item_or_rater_effect_is_undefined_for_agreement():
+    with pytest.raises(ReliabilityError, match=r"ICC\(A,1\) is undefined"):
+        icc([[1.0, 2.0], [2.0, 1.0]], "A,1")
+
+
+@pytest.mark.parametrize("confidence", [0, 1, 1.5, -0.1, True, "0.95"])
+def test_bad_confidence(confidence):
+    with pytest.raises(ReliabilityError, match="confidence"):
+        icc(SF, confidence=confidence)
+
+
+def test_bad_nan_policy():
+    with pytest.raises(ReliabilityError, match="nan_policy"):
+        icc(SF, nan_policy="propagate")
+
+
+# ------------------------------------------------------------------------------------ package
+def test_package_import_is_lazy_and_icc_stays_the_function():
+    code = (
+        "import sys\n"
+        "import pytest_judgerel.stats as s\n"
+        "assert 'scipy' not in sys.modules and 'numpy' not in sys.modules, 'eager import'\n"
+        "import pytest_judgerel.stats.icc\n"
+        "from pytest_judgerel.stats import icc, nmae, scale_consistency\n"
+        "assert callable(icc) and icc.__name__ == 'icc' and s.icc is icc\n"
+        "assert icc([[1, 2], [2, 3], [4, 4]]).form == 'A,1'\n"
+        "try:\n    s.no_such_name\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit('no error')\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -343,8 +344,10 @@ def bootstrap_ci(
             return float(statistic(*(a[i] for a, i in zip(arrays, idx))))
 
     estimate = float(statistic(*arrays))
-    res = stats.bootstrap(data, on_indices, n_resamples=n_resamples, vectorized=False, paired=False,
-                          confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
+    with warnings.catch_warnings():  # a NaN interval is turned into a ReliabilityError below
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap(data, on_indices, n_resamples=n_resamples, vectorized=False, paired=False,
+                              confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if math.isnan(lo) or math.isnan(hi):
         raise ReliabilityError("bootstrap interval is NaN: the statistic is degenerate on resampled data "

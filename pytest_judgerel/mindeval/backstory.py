@@ -1,0 +1,86 @@
+"""Backstory generation (MindEval section 2.1, prompt in Figures 5-6).
+
+One LLM call per profile through :class:`pytest_judgerel.llm.LLMClient` (so answers are cached
+and re-runs are free); the text is stored in the profile as ``member_narrative``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Sequence
+
+from pytest_judgerel.errors import ConfigError, LLMCallError
+
+__all__ = ["backstory_request", "generate_backstories", "paragraph_count"]
+
+
+def paragraph_count(text: str) -> int:
+    """Number of non-empty paragraphs (blocks separated by blank lines)."""
+    return len([p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()])
+
+
+def backstory_request(
+    profile: Any,
+    model: str,
+    *,
+    temperature: float | None = 1.0,
+    top_p: float | None = None,
+    seed: int | None = 0,
+    max_tokens: int | None = None,
+    sample_index: int = 0,
+    namespace: str = "mindeval-backstory",
+) -> Any:
+    """The :class:`LLMRequest` for one profile's backstory (prompt = Figures 5-6)."""
+    from pytest_judgerel.llm import LLMRequest
+    from pytest_judgerel.mindeval.prompts import render_profile_prompt
+
+    return LLMRequest(
+        model=model,
+        messages=({"role": "user", "content": render_profile_prompt(profile)},),
+        temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens,
+        sample_index=sample_index, namespace=namespace,
+        metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None)},
+    )
+
+
+def generate_backstories(
+    profiles: Sequence[Any],
+    model: str,
+    client: Any,
+    *,
+    overwrite: bool = False,
+    require_paragraphs: int | None = 4,
+    max_retries: int = 2,
+    **sampling: Any,
+) -> list[Any]:
+    """Return copies of ``profiles`` with ``member_narrative`` filled in.
+
+    Profiles that already have a backstory are kept unless ``overwrite``.  A reply that is empty
+    or (when ``require_paragraphs`` is set) does not have that many paragraphs -- the prompt asks
+    for exactly 4 -- is re-requested with the next ``sample_index`` up to ``max_retries`` times,
+    then :class:`LLMCallError` names the profile.
+    """
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ConfigError(f"max_retries must be an int >= 0, got {max_retries!r}")
+    todo = [i for i, p in enumerate(profiles) if overwrite or not getattr(p, "member_narrative", None)]
+    out = list(profiles)
+    attempt = {i: 0 for i in todo}
+    while todo:
+        requests = [backstory_request(out[i], model, sample_index=attempt[i], **sampling) for i in todo]
+        responses = client.complete_many(requests)
+        again = []
+        for i, resp in zip(todo, responses):
+            text = (resp.text or "").strip()
+            good = bool(text) and (require_paragraphs is None or paragraph_count(text) == require_paragraphs)
+            if good:
+                out[i] = replace(out[i], member_narrative=text)
+                continue
+            attempt[i] += 1
+            if attempt[i] > max_retries:
+                pid = getattr(out[i], "profile_id", i)
+                what = "empty" if not text else f"{paragraph_count(text)} paragraphs instead of {require_paragraphs}"
+                raise LLMCallError(f"backstory for profile {pid} from {model}: {what} after {max_retries} retries")
+            again.append(i)
+        todo = again
+    return out

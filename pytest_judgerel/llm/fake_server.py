@@ -126,6 +126,8 @@ class FakeLLMServer:
         self._thread: threading.Thread | None = None
         self._writers: set = set()
         self.port = 0
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most chat requests being answered at once
 
     # lifecycle ----------------------------------------------------------------
     def start(self) -> "FakeLLMServer":
@@ -206,6 +208,7 @@ class FakeLLMServer:
         with self._lock:
             self.log.clear()
             self._occurrences.clear()
+            self.max_in_flight = self.in_flight
             self._rng = random.Random(self.faults.seed)
 
     # request handling -----------------------------------------------------------
@@ -274,6 +277,14 @@ class FakeLLMServer:
 
     async def _chat(self, writer: asyncio.StreamWriter, body: dict, headers: Mapping[str, str]) -> bool:
         """Answer one chat request; False when the connection must be dropped."""
+        self.in_flight += 1  # only touched on the server loop thread
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._chat_inner(writer, body, headers)
+        finally:
+            self.in_flight -= 1
+
+    async def _chat_inner(self, writer: asyncio.StreamWriter, body: dict, headers: Mapping[str, str]) -> bool:
         fake_request, fault = self._admit(body, headers)
         if self.latency > 0:
             await asyncio.sleep(self.latency)

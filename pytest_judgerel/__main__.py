@@ -1,0 +1,120 @@
+"""``python -m pytest_judgerel`` / ``judgerel``: maintenance commands.
+
+A small dispatcher: each top-level command is registered in ``COMMANDS`` with a
+function that adds its argparse subparser; heavy modules are imported only by
+the command that runs.  Add a command by writing ``_add_<name>(subparsers)`` and
+listing it in ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable, Sequence
+
+DEFAULT_CACHE_DIR = ".judgerel_cache"
+
+
+# cache ------------------------------------------------------------------------------------------
+def _cache_stats(args: argparse.Namespace) -> int:
+    from pytest_judgerel.llm.cache import cache_stats
+
+    result = cache_stats(args.dir)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+        return 0
+    print(f"cache directory: {result.directory}")
+    print(f"entries: {result.entries}")
+    print(f"size: {result.size_bytes / 1024:.1f} KiB")
+    if result.hit_rate is None:
+        print("hit rate: not recorded")
+    else:
+        print(f"hit rate: {result.hit_rate:.1%} ({result.recorded_hits} hits, {result.recorded_misses} misses)")
+    for title, counts in (("namespaces", result.namespaces), ("models", result.models)):
+        if counts:
+            print(f"{title}:")
+            for name, count in counts.items():
+                print(f"  {name or '(default)'}: {count}")
+    return 0
+
+
+def _cache_export(args: argparse.Namespace) -> int:
+    from pytest_judgerel.llm.cache import export_cache
+
+    count = export_cache(args.dir, args.out, namespace=args.namespace)
+    print(f"exported {count} entries to {args.out}")
+    return 0
+
+
+def _cache_import(args: argparse.Namespace) -> int:
+    from pytest_judgerel.llm.cache import import_cache
+
+    count = import_cache(args.dir, args.file)
+    print(f"imported {count} entries into {args.dir}")
+    return 0
+
+
+def _cache_prune(args: argparse.Namespace) -> int:
+    from pytest_judgerel.llm.cache import prune_cache
+
+    count = prune_cache(args.dir, older_than_days=args.older_than, namespace=args.namespace)
+    print(f"pruned {count} entries from {args.dir}")
+    return 0
+
+
+def _add_cache(subparsers: argparse._SubParsersAction) -> None:
+    cache = subparsers.add_parser("cache", help="inspect and maintain the LLM response cache")
+    actions = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
+
+    def with_dir(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        parser.add_argument("--dir", default=DEFAULT_CACHE_DIR, help=f"cache directory (default {DEFAULT_CACHE_DIR})")
+        return parser
+
+    stats = with_dir(actions.add_parser("stats", help="entries, size, recorded hit rate"))
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(func=_cache_stats)
+
+    export = with_dir(actions.add_parser("export", help="write entries as sorted JSON lines (a cassette)"))
+    export.add_argument("--out", required=True, help="output .jsonl file")
+    export.add_argument("--namespace", default=None, help="only this namespace")
+    export.set_defaults(func=_cache_export)
+
+    imp = with_dir(actions.add_parser("import", help="load a JSON-lines export (keys are verified)"))
+    imp.add_argument("file", help="a .jsonl file written by 'cache export'")
+    imp.set_defaults(func=_cache_import)
+
+    prune = with_dir(actions.add_parser("prune", help="delete old entries or a namespace"))
+    prune.add_argument("--older-than", type=float, default=None, metavar="DAYS", help="entries older than DAYS")
+    prune.add_argument("--namespace", default=None, help="entries of this namespace")
+    prune.set_defaults(func=_cache_prune)
+
+
+#: name -> function adding the command's subparser (each parser sets ``func``).
+COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "cache": _add_cache,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="judgerel", description="pytest-judgerel maintenance commands")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in COMMANDS.values():
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from pytest_judgerel.errors import JudgerelError
+
+    try:
+        return int(args.func(args) or 0)
+    except (JudgerelError, OSError) as exc:
+        print(f"judgerel: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

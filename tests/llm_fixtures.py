@@ -1,0 +1,42 @@
+"""Shared helpers of the LLM-layer tests (imported by tests/test_llm_*.py)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterator
+
+import pytest
+
+from pytest_judgerel.llm.client import LLMClient, LLMSettings
+from pytest_judgerel.llm.fake_server import FakeLLMServer
+from pytest_judgerel.llm.request import LLMRequest
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(latency=0.01) as srv:
+        yield srv
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    return tmp_path / "cache"
+
+
+def make_client(cache_dir, **settings) -> LLMClient:
+    settings.setdefault("backoff_base", 0.01)
+    settings.setdefault("timeout", 5.0)
+    return LLMClient(LLMSettings(cache_dir=str(cache_dir), **settings))
+
+
+def fake_request(server: FakeLLMServer, prompt: str, **fields) -> LLMRequest:
+    fields.setdefault("model", "openai/fake")
+    fields.setdefault("api_key", "sk-fake")
+    return LLMRequest(messages=({"role": "user", "content": prompt},), api_base=server.url, **fields)
+
+
+def unique_model(prefix: str = "scripted/t") -> str:
+    """A fresh scripted model name, so tests never share registrations."""
+    return f"{prefix}{next(_names)}"

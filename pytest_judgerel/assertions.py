@@ -482,7 +482,7 @@ def _worst_spread_items(ratings: Any) -> list[dict[str, Any]]:
     with np.errstate(all="ignore"):
         spread = np.nanmax(mat, axis=1) - np.nanmin(mat, axis=1)
     order = np.argsort(-np.nan_to_num(spread, nan=-1))[:_WORST]
-    ids = r.item_ids if r is not None else [str(i) for i in range(mat.shape[0])]
+    ids = r.item_ids if r is not None else [f"item{i}" for i in range(mat.shape[0])]
     out = []
     for i in order:
         if not np.isfinite(spread[i]) or spread[i] <= 0:

@@ -1,0 +1,149 @@
+"""Plain assertion helpers for MindEval tests (the plugin wires fixtures and markers around them).
+
+Each helper raises :class:`AssertionError` with a readable message and records a metric record
+(see docs/architecture.md) through ``pytest_judgerel._recording.record`` when available.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from pytest_judgerel.errors import ConfigError
+
+__all__ = ["assert_mindeval_score", "assert_judge_agrees_with_humans"]
+
+
+def _record(rec: dict[str, Any]) -> None:
+    try:
+        from pytest_judgerel import _recording
+    except ImportError:  # pragma: no cover - the module is part of the package
+        return
+    record = getattr(_recording, "record", None)
+    if callable(record):
+        record(rec)
+
+
+def _base(kind: str, statistic: str, value: float | None, n: int, threshold: float | None, direction: str,
+          passed: bool, **extra: Any) -> dict[str, Any]:
+    rec = {"kind": kind, "statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
+           "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
+           "worst_items": [], "judge": None, "parse_failures": 0}
+    rec.update(extra)
+    return rec
+
+
+def assert_mindeval_score(
+    scores: Sequence[Any],
+    min_mean: float | None = None,
+    *,
+    axis: str | None = None,
+    max_parse_failures: int = 0,
+    by_severity: bool = False,
+    interactions: Sequence[Any] | None = None,
+    judge: Any = None,
+) -> float:
+    """Assert the mean MindEval score (or one axis) over interactions is at least ``min_mean``.
+
+    ``scores``: :class:`~pytest_judgerel.mindeval.judge.JudgeScore` s (or axis dicts / None for
+    a failed parse).  More than ``max_parse_failures`` unparsable replies fail the assertion on
+    their own (failed replies are never scored as 3).  ``by_severity`` with ``interactions``
+    adds severe / non-severe groups to the record (and checks each against ``min_mean``).
+    Returns the mean.
+    """
+    from pytest_judgerel.mindeval.judge import AXES
+    from pytest_judgerel.mindeval.metrics import breakdown, interaction_score
+
+    if axis is not None and axis not in AXES:
+        raise ConfigError(f"axis must be one of {list(AXES)}, got {axis!r}")
+    dicts = [s.scores if hasattr(s, "scores") else s for s in scores]
+    failures = sum(d is None for d in dicts)
+    good = [d for d in dicts if d is not None]
+    values = [float(d[axis]) if axis else interaction_score(d) for d in good]
+    mean = sum(values) / len(values) if values else math.nan
+    problems = []
+    if failures > max_parse_failures:
+        problems.append(f"{failures} of {len(dicts)} judge replies could not be parsed (allowed {max_parse_failures})")
+    if not values:
+        problems.append("no parsable judge score")
+    elif min_mean is not None and not mean >= min_mean:
+        problems.append(f"mean {'MindEval score' if axis is None else axis} {mean:.3f} < required {min_mean:g}")
+    groups: dict[str, Any] = {}
+    if by_severity:
+        if interactions is None or len(interactions) != len(scores):
+            raise ConfigError("by_severity needs the interactions, one per score")
+        for g, s in breakdown(list(interactions), list(scores), by="severity").items():
+            v = s.axes[axis] if axis else s.mean
+            ok = min_mean is None or v >= min_mean
+            groups[str(g)] = {"value": v, "ci": None, "n": s.n, "passed": ok}
+            if not ok:
+                problems.append(f"{g} patients: mean {v:.3f} < required {min_mean:g}")
+    worst = sorted(
+        ((getattr(s, "interaction_id", str(i)), v) for i, (s, v) in enumerate(zip(
+            [s for s in scores if (s.scores if hasattr(s, "scores") else s) is not None], values))),
+        key=lambda t: t[1],
+    )[:5]
+    passed = not problems
+    _record(_base(
+        "mindeval_score", f"mean {'5-axis score' if axis is None else axis} (1-6)",
+        None if math.isnan(mean) else mean, len(values), min_mean, "min", passed,
+        groups=groups, worst_items=[{"item": i, "detail": f"{v:.2f}"} for i, v in worst],
+        judge=judge.fingerprint() if hasattr(judge, "fingerprint") else judge, parse_failures=failures,
+    ))
+    if problems:
+        raise AssertionError("MindEval score check failed: " + "; ".join(problems))
+    return mean
+
+
+def assert_judge_agrees_with_humans(
+    judge_scores: Sequence[Any],
+    human_scores: Any,
+    min_kendall: float | None = None,
+    min_mipsa: float | None = None,
+    *,
+    patients: Sequence[Any] | None = None,
+    systems: Sequence[Any] | None = None,
+    ties: str = "sign",
+    judge: Any = None,
+) -> dict[str, float]:
+    """Assert a judge agrees with human annotators (MindEval section 3.2).
+
+    ``judge_scores``: one score per interaction; ``human_scores``: interactions x annotators
+    (NaN = missing) or one column.  Kendall tau (tau-b) and MIPSA are computed against the
+    average annotator; MIPSA needs ``patients`` (and ``systems`` to align the system order).
+    Returns ``{"kendall": ..., "mipsa": ...}`` (only the statistics asked for).
+    """
+    from pytest_judgerel.mindeval.metrics import judge_mipsa, kendall_vs_annotators
+
+    if min_kendall is None and min_mipsa is None:
+        raise ConfigError("give min_kendall and/or min_mipsa")
+    if min_mipsa is not None and patients is None:
+        raise ConfigError("min_mipsa needs patients= (systems are compared within a patient)")
+    out: dict[str, float] = {}
+    problems = []
+    failures = sum(1 for s in judge_scores if s is None or (hasattr(s, "scores") and s.scores is None))
+    fp = judge.fingerprint() if hasattr(judge, "fingerprint") else judge
+    if min_kendall is not None:
+        kt = kendall_vs_annotators(judge_scores, human_scores)
+        ok = kt.vs_average >= min_kendall
+        out["kendall"] = kt.vs_average
+        groups = {f"annotator {j}": {"value": None if math.isnan(v) else v, "ci": None, "n": None,
+                                     "passed": None} for j, v in enumerate(kt.per_annotator)}
+        _record(_base("agreement", "Kendall tau-b vs average annotator", kt.vs_average, kt.n, min_kendall,
+                      "min", ok, groups=groups, judge=fp, parse_failures=failures))
+        if not ok:
+            problems.append(f"Kendall tau vs average annotator {kt.vs_average:.3f} < {min_kendall:g} (n={kt.n})")
+    if min_mipsa is not None:
+        mp = judge_mipsa(judge_scores, human_scores, patients, systems, ties)  # type: ignore[arg-type]
+        ok = mp.vs_average >= min_mipsa
+        out["mipsa"] = mp.vs_average
+        groups = {f"annotator {j}": {"value": None if math.isnan(v) else v, "ci": None, "n": None,
+                                     "passed": None} for j, v in enumerate(mp.per_annotator)}
+        _record(_base("agreement", f"MIPSA vs average annotator (ties={ties})", mp.vs_average,
+                      mp.n_interactions, min_mipsa, "min", ok, groups=groups, judge=fp, parse_failures=failures))
+        if not ok:
+            problems.append(f"MIPSA vs average annotator {mp.vs_average:.3f} < {min_mipsa:g} "
+                            f"({mp.n_interactions} patients)")
+    if problems:
+        raise AssertionError("judge disagrees with humans: " + "; ".join(problems))
+    return out

@@ -1,0 +1,336 @@
+"""MindEval scores, breakdowns and meta-evaluation (Pombal et al. 2025, sections 2.3, 3.2, 4.2).
+
+* Per interaction: mean of the 5 axes; per system: mean over its interactions (section 2.3).
+  Interactions whose judge reply could not be parsed are excluded and counted (``n_failed``).
+* Verbosity: sentences per clinician turn and the share of turns over 4 sentences (the
+  paper's short-turn ablation and appendix D.3 use the 4-sentence line).
+* Meta-evaluation: Kendall tau (scipy tau-b) across interactions against each annotator and
+  against the average annotator; MIPSA (equation 1, :func:`pytest_judgerel.stats.ranking.mipsa`);
+  median and quartiles over repeated judge runs; pairwise accuracy of two leaderboards.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from pytest_judgerel.errors import RatingsError
+
+__all__ = [
+    "sentence_count",
+    "VerbosityStats",
+    "verbosity",
+    "interaction_score",
+    "SystemScore",
+    "system_scores",
+    "breakdown",
+    "KendallVsAnnotators",
+    "kendall_vs_annotators",
+    "MIPSAVsAnnotators",
+    "judge_mipsa",
+    "group_by_patient",
+    "repeated_judge_summary",
+    "ranking_agreement",
+]
+
+AXES = ("CAC", "EPC", "AR", "TRA", "ASCQ")
+
+# A sentence ends at . ! ? (or an ellipsis) followed by whitespace or the end; list items and
+# line breaks also end one.  Decimal numbers and common abbreviations do not.
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|St|approx)\.", re.IGNORECASE)
+_SPLIT = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n+")
+
+
+def sentence_count(text: str) -> int:
+    """Heuristic sentence count of one turn (documented in docs/mindeval.md)."""
+    cleaned = _ABBREV.sub(lambda m: m.group(0).replace(".", ""), text or "")
+    parts = [p for p in _SPLIT.split(cleaned) if re.search(r"\w", p)]
+    return len(parts)
+
+
+@dataclass(frozen=True)
+class VerbosityStats:
+    """Sentences per clinician turn over one or more interactions."""
+
+    mean_sentences: float
+    median_sentences: float
+    share_over_4: float
+    n_turns: int
+    per_turn: tuple[int, ...]
+
+
+def verbosity(interactions: Any, limit: int = 4) -> VerbosityStats:
+    """Verbosity of clinician turns of one :class:`Interaction` or a sequence of them (or of a
+    plain list of message dicts, clinician = ``assistant``).  ``share_over_4`` counts turns
+    with more than ``limit`` sentences."""
+    if hasattr(interactions, "turns"):
+        interactions = [interactions]
+    counts: list[int] = []
+    for it in interactions:
+        msgs = it.messages if hasattr(it, "messages") else [it]
+        for m in msgs:
+            if m.get("role") == "assistant":
+                counts.append(sentence_count(str(m.get("content", ""))))
+    if not counts:
+        raise RatingsError("verbosity needs at least one clinician (assistant) turn")
+    return VerbosityStats(
+        mean_sentences=sum(counts) / len(counts),
+        median_sentences=float(statistics.median(counts)),
+        share_over_4=sum(c > limit for c in counts) / len(counts),
+        n_turns=len(counts),
+        per_turn=tuple(counts),
+    )
+
+
+def _axis_dict(score: Any) -> dict[str, float] | None:
+    if score is None:
+        return None
+    if hasattr(score, "scores"):
+        return score.scores
+    if isinstance(score, Mapping):
+        return dict(score)
+    raise RatingsError(f"expected a JudgeScore or an axis dict, got {type(score).__name__}")
+
+
+def interaction_score(score: Any) -> float | None:
+    """Mean of the five axes of one judge score (None when the reply failed to parse)."""
+    d = _axis_dict(score)
+    if d is None:
+        return None
+    missing = [a for a in AXES if a not in d]
+    if missing:
+        raise RatingsError(f"axis scores lack {missing}")
+    return sum(float(d[a]) for a in AXES) / len(AXES)
+
+
+@dataclass(frozen=True)
+class SystemScore:
+    """A system's MindEval score: mean over interactions of the per-interaction means."""
+
+    system: str
+    mean: float
+    axes: dict[str, float]
+    n: int
+    n_failed: int
+    per_interaction: tuple[float, ...] = field(default=())
+
+
+def _summarise(name: str, scores: Sequence[Any]) -> SystemScore:
+    ok = [_axis_dict(s) for s in scores]
+    good = [d for d in ok if d is not None]
+    failed = len(ok) - len(good)
+    if not good:
+        raise RatingsError(f"system {name!r}: no parsable judge score among {len(ok)} interactions")
+    per = tuple(interaction_score(d) for d in good)
+    axes = {a: sum(float(d[a]) for d in good) / len(good) for a in AXES}
+    return SystemScore(name, sum(per) / len(per), axes, len(good), failed, per)  # type: ignore[arg-type]
+
+
+def system_scores(scores_by_system: Mapping[str, Sequence[Any]]) -> dict[str, SystemScore]:
+    """``{system: [JudgeScore or axis dict, ...]}`` -> ``{system: SystemScore}``."""
+    return {name: _summarise(name, scores) for name, scores in scores_by_system.items()}
+
+
+def breakdown(
+    interactions: Sequence[Any], scores: Sequence[Any], by: str | Callable[[Any], Any] = "severity"
+) -> dict[Any, SystemScore]:
+    """Scores grouped by ``"severity"`` (``"severe"`` / ``"non_severe"``, as in Figure 3), by a
+    profile attribute name (e.g. ``"region"``) or by a callable ``f(interaction) -> group``.
+    ``scores[i]`` belongs to ``interactions[i]``."""
+    if len(interactions) != len(scores):
+        raise RatingsError(f"{len(interactions)} interactions but {len(scores)} scores")
+    if by == "severity":
+        from pytest_judgerel.mindeval.profiles import is_severe
+
+        key = lambda it: "severe" if is_severe(it.profile) else "non_severe"  # noqa: E731
+    elif isinstance(by, str):
+        key = lambda it: getattr(it.profile, by)  # noqa: E731
+    else:
+        key = by
+    groups: dict[Any, list[Any]] = {}
+    for it, sc in zip(interactions, scores):
+        groups.setdefault(key(it), []).append(sc)
+    return {g: _summarise(str(g), sc) for g, sc in groups.items()}
+
+
+# ----------------------------------------------------------------------------- meta-evaluation
+
+def _vector(values: Any, name: str) -> Any:
+    import numpy as np
+
+    out = []
+    for v in values:
+        if v is None:
+            out.append(np.nan)
+        elif hasattr(v, "scores") or isinstance(v, Mapping):
+            s = interaction_score(v)
+            out.append(np.nan if s is None else s)
+        else:
+            out.append(float(v))
+    arr = np.asarray(out, dtype=float)
+    if arr.ndim != 1:
+        raise RatingsError(f"{name} must be one score per interaction")
+    return arr
+
+
+def _human_matrix(human: Any) -> Any:
+    import numpy as np
+
+    mat = np.asarray(human.to_matrix() if hasattr(human, "to_matrix") else human, dtype=float)
+    if mat.ndim == 1:
+        mat = mat[:, None]
+    if mat.ndim != 2:
+        raise RatingsError(f"human scores must be interactions x annotators, got shape {mat.shape}")
+    return mat
+
+
+def _tau(x: Any, y: Any, variant: str) -> tuple[float, int]:
+    import numpy as np
+    from scipy.stats import kendalltau
+
+    keep = ~(np.isnan(x) | np.isnan(y))
+    n = int(keep.sum())
+    if n < 2:
+        return math.nan, n
+    return float(kendalltau(x[keep], y[keep], variant=variant).statistic), n
+
+
+@dataclass(frozen=True)
+class KendallVsAnnotators:
+    """Kendall tau between a judge and each annotator, and the average annotator (NaN pairs
+    dropped per comparison; ``n`` = interactions used against the average)."""
+
+    per_annotator: tuple[float, ...]
+    vs_average: float
+    n: int
+    variant: str
+
+
+def kendall_vs_annotators(judge: Sequence[Any], human: Any, variant: str = "b") -> KendallVsAnnotators:
+    """Kendall tau across all interactions (MindEval Table 3, below the diagonal).
+
+    ``judge``: one score per interaction (floats, JudgeScores or axis dicts; None = failed);
+    ``human``: interactions x annotators (NaN = missing), or one column.
+    """
+    import numpy as np
+
+    x = _vector(judge, "judge")
+    mat = _human_matrix(human)
+    if mat.shape[0] != len(x):
+        raise RatingsError(f"judge has {len(x)} interactions but human scores have {mat.shape[0]}")
+    per = tuple(_tau(x, mat[:, j], variant)[0] for j in range(mat.shape[1]))
+    with np.errstate(all="ignore"):
+        avg = np.array([np.nan if np.all(np.isnan(r)) else np.nanmean(r) for r in mat])
+    vs_avg, n = _tau(x, avg, variant)
+    if math.isnan(vs_avg):
+        raise RatingsError("Kendall tau needs at least two interactions scored by both judge and humans")
+    return KendallVsAnnotators(per, vs_avg, n, variant)
+
+
+def group_by_patient(values: Sequence[float], patients: Sequence[Any], systems: Sequence[Any] | None = None) -> list[list[float]]:
+    """Flat per-interaction values -> per-patient lists (MIPSA input), systems in a fixed order.
+
+    With ``systems``, each patient's list is ordered by system name so two annotators' lists
+    align; without it, the input order within a patient is kept.
+    """
+    if len(values) != len(patients) or (systems is not None and len(systems) != len(values)):
+        raise RatingsError("values, patients (and systems) must have one entry per interaction")
+    order: list[Any] = []
+    buckets: dict[Any, list[tuple[Any, float]]] = {}
+    for i, (v, p) in enumerate(zip(values, patients)):
+        if p not in buckets:
+            buckets[p] = []
+            order.append(p)
+        buckets[p].append((str(systems[i]) if systems is not None else i, v))
+    out = []
+    for p in order:
+        items = buckets[p]
+        if systems is not None:
+            names = [s for s, _ in items]
+            if len(set(names)) != len(names):
+                raise RatingsError(f"patient {p!r} has two interactions with the same system")
+            items = sorted(items)
+        out.append([v for _, v in items])
+    return out
+
+
+@dataclass(frozen=True)
+class MIPSAVsAnnotators:
+    """MIPSA of a judge against each annotator and against the average annotator."""
+
+    per_annotator: tuple[float, ...]
+    vs_average: float
+    n_interactions: int
+    ties: str
+
+
+def judge_mipsa(
+    judge: Sequence[Any], human: Any, patients: Sequence[Any], systems: Sequence[Any] | None = None,
+    ties: str = "sign",
+) -> MIPSAVsAnnotators:
+    """MIPSA (equation 1) with the human as reference, per annotator and vs their average.
+
+    ``patients[i]`` (and optionally ``systems[i]``) identify interaction i; systems are only
+    compared within a patient.  Tie policy: see :func:`pytest_judgerel.stats.ranking.mipsa`.
+    """
+    import numpy as np
+
+    from pytest_judgerel.stats.ranking import mipsa
+
+    x = _vector(judge, "judge")
+    mat = _human_matrix(human)
+    if mat.shape[0] != len(x):
+        raise RatingsError(f"judge has {len(x)} interactions but human scores have {mat.shape[0]}")
+    a = group_by_patient(list(x), patients, systems)
+    per = []
+    for j in range(mat.shape[1]):
+        b = group_by_patient(list(mat[:, j]), patients, systems)
+        try:
+            per.append(mipsa(a, b, ties=ties).value)
+        except ValueError:
+            per.append(math.nan)
+    with np.errstate(all="ignore"):
+        avg = [np.nan if np.all(np.isnan(r)) else float(np.nanmean(r)) for r in mat]
+    res = mipsa(a, group_by_patient(avg, patients, systems), ties=ties)
+    return MIPSAVsAnnotators(tuple(per), res.value, res.n_interactions, ties)
+
+
+@dataclass(frozen=True)
+class RepeatedMetaEval:
+    """Median and quartiles of Kendall tau and MIPSA (vs the average annotator) over judge runs."""
+
+    kendall: Any
+    mipsa: Any | None
+    n_runs: int
+
+
+def repeated_judge_summary(
+    runs: Sequence[Sequence[Any]], human: Any, patients: Sequence[Any] | None = None,
+    systems: Sequence[Any] | None = None, ties: str = "sign",
+) -> RepeatedMetaEval:
+    """Summarise repeated judge runs as the paper does (30 runs; median with 1st/3rd quartiles)."""
+    from pytest_judgerel.stats.ranking import summarize_repeats
+
+    if not runs:
+        raise RatingsError("repeated_judge_summary needs at least one run")
+    taus = [kendall_vs_annotators(r, human).vs_average for r in runs]
+    mips = None
+    if patients is not None:
+        mips = summarize_repeats([judge_mipsa(r, human, patients, systems, ties).vs_average for r in runs])
+    return RepeatedMetaEval(summarize_repeats(taus), mips, len(runs))
+
+
+def ranking_agreement(scores_a: Mapping[str, Any], scores_b: Mapping[str, Any]) -> Any:
+    """Pairwise accuracy (Kocmi et al. 2021) between two leaderboards over the same systems,
+    e.g. with two patient models or two judges (MindEval Table 5).  Values may be floats or
+    :class:`SystemScore` s."""
+    from pytest_judgerel.stats.ranking import pairwise_accuracy
+
+    if set(scores_a) != set(scores_b):
+        raise RatingsError(f"leaderboards cover different systems: {sorted(scores_a)} vs {sorted(scores_b)}")
+    names = sorted(scores_a)
+    val = lambda v: v.mean if isinstance(v, SystemScore) else float(v)  # noqa: E731
+    return pairwise_accuracy([val(scores_a[n]) for n in names], [val(scores_b[n]) for n in names])

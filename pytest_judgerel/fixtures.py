@@ -32,12 +32,13 @@ def judgerel_client(pytestconfig: pytest.Config):
 @pytest.fixture
 def scale(request: pytest.FixtureRequest):
     """The grading scale of this test: one of ``@pytest.mark.scale(...)`` (parametrized),
-    else the judge template's default, else ``0-10``."""
+    else ``0-5`` (seed 001: human-LLM alignment is highest on 0-5)."""
+    from .judge import DEFAULT_SCALE
     from .markers import marker_scales
     from .scales import Scale
 
     names = marker_scales(request.node)
-    return Scale.parse(names[0] if names else "0-10")
+    return Scale.parse(names[0] if names else DEFAULT_SCALE)
 
 
 @pytest.fixture

@@ -70,6 +70,7 @@ class Judge:
     seed: int | None = None
     top_p: float | None = None
     api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     namespace: str = ""
     reask: bool = True
     repeats: int = 3
@@ -89,11 +90,12 @@ class Judge:
             self.model = default_model()
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"judge model must be a non-empty string, got {self.model!r}")
-        default_scale = getattr(self._template, "default_scale", None) or "0-10"
-        self.scale = Scale.parse(self.scale if self.scale is not None else default_scale)
-        self.scales = tuple(Scale.parse(s) for s in self.scales) or (self.scale,)
+        self.scale = self._judge_scale(self.scale if self.scale is not None else DEFAULT_SCALE)
+        self.scales = tuple(self._judge_scale(s) for s in self.scales) or (self.scale,)
         keys = list(self.axes) if self.axes else list(getattr(self._template, "keys", None) or [])
         self.axes = tuple(keys) or None
+        if self.axis is None and self.axes:
+            self.axis = getattr(self._template, "primary", None) or (self.axes[0] if len(self.axes) == 1 else None)
         if self.axis is not None and self.axes and self.axis not in self.axes:
             raise ConfigError(f"axis {self.axis!r} is not produced by template {self._template.name!r}; "
                               f"it scores {list(self.axes)}")
@@ -103,6 +105,14 @@ class Judge:
             raise ConfigError(f"repeats must be an integer >= 1, got {self.repeats!r}")
         if self.constrain not in ("auto", "always", "never"):
             raise ConfigError("constrain must be 'auto', 'always' or 'never'")
+
+    def _judge_scale(self, spec: ScaleLike) -> Scale:
+        """The scale as this template uses it: fractional when the template allows
+        decimals (e.g. seed 001's SummEval and MT-Bench prompts)."""
+        sc = Scale.parse(spec)
+        if getattr(self._template, "fractional", False) and not sc.fractional:
+            sc = Scale(sc.low, sc.high, sc.step, fractional=True, name=sc.name)
+        return sc
 
     # ------------------------------------------------------------------ identity
     @property
@@ -152,7 +162,7 @@ class Judge:
         n = self.repeats if repeats is None else repeats
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"repeats must be an integer >= 1, got {n!r}")
-        sc = Scale.parse(scale) if scale is not None else self.scale
+        sc = self._judge_scale(scale) if scale is not None else self.scale
         rows = _items(items)
         columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
         return self._run(rows, columns, sc, design="repeats", rater_group="repeat")
@@ -160,7 +170,7 @@ class Judge:
     def rate_scales(self, items: Any, scales: Sequence[ScaleLike] | None = None, repeats: int = 1
                     ) -> dict[str, Ratings]:
         """Rate the items on every scale: ``{scale name: items x repeats}`` (seed 001 section 4)."""
-        chosen = [Scale.parse(s) for s in (scales or self.scales)]
+        chosen = [self._judge_scale(s) for s in (scales or self.scales)]
         if len(chosen) < 2:
             raise ConfigError(f"rate_scales needs at least two scales, got {[s.name for s in chosen]}")
         rows = _items(items)
@@ -230,7 +240,7 @@ class Judge:
         from .llm import LLMRequest
         from .templates import render
 
-        messages = list(render(self._template, item, scale, axis=self.axis))
+        messages = list(render(self._template, item, scale))
         if self.system and not any(m.get("role") == "system" for m in messages):
             messages.insert(0, {"role": "system", "content": self.system})
         mdl = model or self.model
@@ -240,14 +250,13 @@ class Judge:
         return LLMRequest(
             model=mdl, messages=tuple(messages), temperature=self.temperature if temperature is None else temperature,
             max_tokens=self.max_tokens, seed=self.seed, top_p=self.top_p, api_base=self.api_base,
+            api_key=self.api_key,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
             metadata={"test": self.test_id} if self.test_id else {},
         )
 
     def _client(self):
         if self.client is None:
-            from .llm import default_client
-
             self.client = default_client()
         return self.client
 
@@ -347,6 +356,22 @@ class Judge:
         })
 
 
+DEFAULT_SCALE = "0-5"
+"""Default grading scale: seed 001 finds human-LLM alignment highest on 0-5."""
+
+_default_client = None
+
+
+def default_client():
+    """A process-wide LLM client with default settings, for use outside pytest."""
+    global _default_client
+    if _default_client is None:
+        from .llm import LLMClient, LLMSettings
+
+        _default_client = LLMClient(LLMSettings())
+    return _default_client
+
+
 # ---------------------------------------------------------------------- panel
 @dataclass
 class JudgePanel:
@@ -409,7 +434,9 @@ def _items(items: Any) -> list[tuple[str, Mapping[str, Any]]]:
         for n, it in enumerate(items):
             if not isinstance(it, Mapping):
                 raise ConfigError(f"item {n} must be a mapping of template fields, got {type(it).__name__}")
-            iid = it.get("id", it.get("item_id", n))
+            iid = getattr(it, "id", None)
+            if iid is None or callable(iid):
+                iid = it.get("id", it.get("item_id", n))
             rows.append((str(iid), it))
     if not rows:
         raise ConfigError("no items to rate")
@@ -421,9 +448,19 @@ def _items(items: Any) -> list[tuple[str, Mapping[str, Any]]]:
 
 
 def _item_groups(rows: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, list[str]]:
+    """Item groups shared by every item: a ``groups`` mapping (data-set items) or
+    ``group``/``benchmark`` fields."""
     rows = list(rows)
-    keys = {"group", "benchmark"} & set.intersection(*(set(r[1]) for r in rows)) if rows else set()
-    return {k: [str(r[1][k]) for r in rows] for k in sorted(keys)}
+    if not rows:
+        return {}
+    per_item = []
+    for _iid, it in rows:
+        g = getattr(it, "groups", None)
+        labels = dict(g) if isinstance(g, Mapping) else {}
+        labels.update({k: it[k] for k in ("group", "benchmark") if k in it})
+        per_item.append(labels)
+    common = set.intersection(*(set(p) for p in per_item))
+    return {k: [str(p[k]) for p in per_item] for k in sorted(common)}
 
 
 # ---------------------------------------------------------------------- from pytest nodes

@@ -48,7 +48,6 @@ class JudgerelSession:
                     LLMSettings(
                         cache_dir=s.cache_dir,
                         cache_mode=s.cache_mode,
-                        cache_backend=s.cache_backend,
                         max_concurrency=s.max_concurrency,
                         rpm=s.rpm,
                         timeout=s.timeout,

@@ -1,0 +1,166 @@
+"""Judge end to end: scripted provider (deterministic) and the loopback fake server."""
+
+import re
+
+import numpy as np
+import pytest
+
+from pytest_judgerel import Judge, Ratings, assert_icc_above, assert_scale_consistent
+from pytest_judgerel.assertions import JudgeReliabilityFailure
+from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.judge import grammar_for
+from pytest_judgerel.llm import LLMClient, LLMSettings, register_scripted, unregister_scripted
+from pytest_judgerel.scales import Scale
+
+ITEMS = [
+    {"id": f"p{i}", "sentence1": s1, "sentence2": s2, "truth": t}
+    for i, (s1, s2, t) in enumerate([
+        ("A man plays a guitar.", "A man plays a guitar.", 1.0),
+        ("A dog runs in a park.", "A dog is running in the park.", 0.9),
+        ("A woman slices onions.", "A woman is cutting an onion.", 0.8),
+        ("Kids play football.", "Children are playing soccer outside.", 0.7),
+        ("The stock market fell.", "Shares dropped sharply today.", 0.5),
+        ("A cat sleeps.", "A man is driving a car.", 0.1),
+        ("It is raining.", "The weather report is due.", 0.3),
+        ("He reads a book.", "Someone is reading.", 0.6),
+    ])
+]
+TRUTH = {it["sentence1"]: it["truth"] for it in ITEMS}
+
+
+def _scale_of(prompt: str) -> tuple[float, float]:
+    m = re.search(r"scale from “(\d+)” to “(\d+)”", prompt)
+    return float(m.group(1)), float(m.group(2))
+
+
+def oracle(messages, **params):
+    """Reads the scale from the prompt and answers the true similarity on it."""
+    user = next(m["content"] for m in messages if m["role"] == "user")
+    lo, hi = _scale_of(user)
+    s1 = re.search(r"Sentence 1: “(.*?)”", user).group(1)
+    return f"{round(lo + TRUTH[s1] * (hi - lo))}"
+
+
+@pytest.fixture
+def client(tmp_path):
+    with LLMClient(LLMSettings(cache_dir=str(tmp_path / "cache"))) as c:
+        yield c
+
+
+@pytest.fixture
+def scripted():
+    names = []
+
+    def register(name, fn):
+        names.append(register_scripted(name, fn))
+        return names[-1]
+
+    yield register
+    for n in names:
+        unregister_scripted(n)
+
+
+def test_rate_gives_items_by_repeats_with_provenance(client, scripted):
+    model = scripted("scripted/oracle", oracle)
+    judge = Judge(model=model, template="stsb", scale="0-10", client=client, repeats=3)
+    r = judge.rate(ITEMS)
+    assert isinstance(r, Ratings) and r.shape == (8, 3)
+    assert r.rater_ids == ("r0", "r1", "r2")
+    np.testing.assert_array_equal(r.values[:, 0], [round(10 * it["truth"]) for it in ITEMS])
+    assert r.provenance["model"] == model and r.provenance["scale"] == "0-10"
+    assert len(r.provenance["template_hash"]) == 16
+    assert r.item_ids[0] == "p0"
+    assert client.stats.calls == 24
+
+
+def test_cross_scale_consistency_of_a_consistent_judge(client, scripted):
+    model = scripted("scripted/oracle2", oracle)
+    judge = Judge(model=model, template="stsb", client=client)
+    by_scale = judge.rate_scales(ITEMS, ["0-5", "0-10", "0-100"])
+    assert list(by_scale) == ["0-5", "0-10", "0-100"]
+    assert by_scale["0-100"].values[0, 0] == 100
+    res = assert_scale_consistent(by_scale, 0.9)
+    assert res.joint.value > 0.9
+
+
+def test_unparseable_reply_is_reasked_once_and_counted(client, scripted):
+    def flaky(messages, **params):
+        if messages[-1]["content"].startswith("Your previous reply could not be read"):
+            return "7"
+        user = messages[-1]["content"]
+        return "I would say 7 or maybe 8" if "cat" in user else "5"
+
+    model = scripted("scripted/flaky", flaky)
+    judge = Judge(model=model, template="stsb", scale="0-10", client=client)
+    r = judge.rate(ITEMS, repeats=1)
+    assert not r.parse_failures
+    assert r.values[5, 0] == 7
+    assert client.stats.calls == 9  # 8 + one re-ask
+
+
+def test_parse_failure_is_never_a_score_and_fails_the_gate(client, scripted):
+    model = scripted("scripted/chatty", lambda messages, **p: "Quite similar overall." if "cat" in messages[-1]["content"] else "4")
+    judge = Judge(model=model, template="stsb", scale="0-5", client=client, reask=False)
+    r = judge.rate(ITEMS, repeats=2)
+    assert np.isnan(r.values[5]).all()
+    assert len(r.parse_failures) == 2
+    f = r.parse_failures[0]
+    assert f.item == "p5" and f.cause == "no_number" and "Quite similar" in f.reply
+    with pytest.raises(JudgeReliabilityFailure, match="Quite similar overall"):
+        assert_icc_above(r, 0.0)
+
+
+def test_panel_and_temperatures(client, scripted):
+    a = scripted("scripted/a", oracle)
+    b = scripted("scripted/b", lambda messages, **p: str(min(5, int(oracle(messages)) + 1)))
+    judge = Judge(model=a, template="stsb", scale="0-5", client=client)
+    panel = judge.rate_panel(ITEMS, [a, b])
+    assert panel.rater_ids == (a, b) and panel.rater_groups["model"] == (a, b)
+    assert (panel.values[:, 1] >= panel.values[:, 0]).all()
+    temps = judge.rate_temperatures(ITEMS, [0.0, 0.7], repeats=2)
+    assert set(temps) == {0.0, 0.7} and temps[0.7].provenance["temperature"] == 0.7
+
+
+def test_json_template_needs_axis_or_uses_primary(client, scripted):
+    reply = '{"relevance": 4, "coherence": 3.5, "fluency": 5, "consistency": 4, "overall": 4}'
+    model = scripted("scripted/summ", lambda messages, **p: reply)
+    items = [{"id": i, "text": "source text", "summary": f"summary {i}"} for i in range(3)]
+    overall = Judge(model=model, template="summeval", scale="0-5", client=client).rate(items, repeats=1)
+    assert overall.values[:, 0].tolist() == [4, 4, 4]
+    coh = Judge(model=model, template="summeval", scale="0-5", axis="coherence", client=client).rate(items, 1)
+    assert coh.values[0, 0] == 3.5
+    with pytest.raises(ConfigError, match="is not produced by template"):
+        Judge(model=model, template="summeval", axis="style", client=client)
+
+
+def test_bad_configuration_is_named(client):
+    with pytest.raises(ConfigError, match="repeats must be an integer >= 1"):
+        Judge(model="scripted/x", template="stsb", repeats=0, client=client)
+    with pytest.raises(ConfigError, match="needs field"):
+        Judge(model="scripted/x", template="stsb", client=client).rate([{"id": 1, "sentence1": "a"}], 1)
+    with pytest.raises(ConfigError, match="duplicate item id"):
+        Judge(model="scripted/x", template="stsb", client=client).rate([{"id": 1}, {"id": 1}], 1)
+
+
+def test_grammar_admits_exactly_the_scale():
+    g = grammar_for("number", Scale.parse("0-10"))
+    assert g.startswith("root ::= score") and '"10"' in g and '"11"' not in g
+    g = grammar_for("json", Scale.parse("0-5"), ["a", "b"])
+    assert '\\"a\\": ' in g and '\\"b\\": ' in g
+
+
+def test_repeats_are_distinct_samples_and_replay_is_free(tmp_path, fake_llm_server):
+    settings = LLMSettings(cache_dir=str(tmp_path / "c"))
+    items = [{"id": i, "sentence1": f"s{i}", "sentence2": f"t{i}"} for i in range(12)]
+    with LLMClient(settings) as c1:
+        judge = Judge(model="openai/fake", api_base=fake_llm_server.url, api_key="sk-test", template="stsb",
+                      scale="0-10", temperature=0.8, client=c1)
+        first = judge.rate(items, repeats=4)
+    assert fake_llm_server.requests == 48
+    # at temperature > 0 the repeats are distinct draws, not one cached answer replayed
+    assert not all((first.values[:, j] == first.values[:, 0]).all() for j in range(1, 4))
+    with LLMClient(settings) as c2:
+        second = judge.with_(client=c2).rate(items, repeats=4)
+        assert c2.stats.hits == 48 and c2.stats.misses == 0
+    assert fake_llm_server.requests == 48
+    np.testing.assert_array_equal(first.values, second.values)

@@ -34,7 +34,8 @@ def make_client(cache_dir, **settings) -> LLMClient:
 def fake_request(server: FakeLLMServer, prompt: str, **fields) -> LLMRequest:
     fields.setdefault("model", "openai/fake")
     fields.setdefault("api_key", "sk-fake")
-    return LLMRequest(messages=({"role": "user", "content": prompt},), api_base=server.url, **fields)
+    fields.setdefault("api_base", server.url)
+    return LLMRequest(messages=({"role": "user", "content": prompt},), **fields)
 
 
 def unique_model(prefix: str = "scripted/t") -> str:

@@ -82,6 +82,8 @@ _DENOMINATOR_RE = re.compile(
     re.IGNORECASE,
 )
 _THINK_RE = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+_THINK_OPEN_RE = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE_RE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _MARKUP_RE = re.compile(r"[*`#]+|(?<!\w)_+|_+(?!\w)")
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
 
@@ -150,8 +152,22 @@ def _text_of(reply: Any) -> str:
     return reply
 
 
-def _clean(text: str) -> str:
+def _strip_thinking(text: str) -> str:
+    """Drop reasoning: closed ``<think>`` blocks, an unclosed one (to the end: a trace cut off
+    by the token limit), and anything before a stray closing tag (provider ate the opening)."""
     text = _THINK_RE.sub(" ", text)
+    close = _THINK_CLOSE_RE.search(text)
+    while close:
+        text = text[close.end() :]
+        close = _THINK_CLOSE_RE.search(text)
+    opened = _THINK_OPEN_RE.search(text)
+    if opened:
+        text = text[: opened.start()]
+    return text
+
+
+def _clean(text: str) -> str:
+    text = _strip_thinking(text)
     text = text.replace("−", "-").replace("\u00a0", " ")
     return _MARKUP_RE.sub(" ", text)
 
@@ -236,7 +252,7 @@ def parse_score(reply: Any, scale: ScaleLike) -> float:
 
 
 def _json_object_text(text: str, reply: Any) -> str:
-    text = _THINK_RE.sub(" ", text)
+    text = _strip_thinking(text)
     fences = [body for _lang, body in _FENCE_RE.findall(text) if "{" in body]
     if len(fences) > 1 and len({f.strip() for f in fences}) > 1:
         raise _fail("ambiguous", f"{len(fences)} different fenced JSON blocks", reply)
@@ -334,9 +350,10 @@ def _axis_pattern(axis: str) -> re.Pattern:
             parts.append(re.escape(w))
     name = r"[\s_]+".join(parts)
     # line start, optional bullet / numbering / quote, the axis name, an optional
-    # parenthetical suffix such as "(LLMness)" or "(CAC)", then ":" or "=".
+    # parenthetical suffix such as "(LLMness)" or "(CAC)", then ":", "=" or a spaced dash.
     return re.compile(
-        rf"^[ \t>*•\-]*(?:\d+[.)][ \t]+)?[*_ \t]*{name}[*_ \t]*(?:\([^)\n]*\))?[*_ \t]*[:=][ \t]*(.*)$",
+        rf"^[ \t>*•\-]*(?:\d+[.)][ \t]+)?[*_ \t]*{name}[*_ \t]*(?:\([^)\n]*\))?[*_ \t]*"
+        rf"(?:[:=]|[ \t][-–—](?=[ \t]))[ \t]*(.*)$",
         re.IGNORECASE | re.MULTILINE,
     )
 
@@ -352,7 +369,7 @@ def parse_axis_lines(reply: Any, axes: Sequence[str], scale: ScaleLike) -> dict[
     sc = Scale.parse(scale)
     if not axes:
         raise ValueError("parse_axis_lines needs at least one axis")
-    text = _THINK_RE.sub(" ", _text_of(reply))
+    text = _strip_thinking(_text_of(reply))
     out: dict[str, float] = {}
     for axis in axes:
         lines = _axis_pattern(axis).findall(text)

@@ -1,7 +1,7 @@
 """Judge-reply parsers: strict, never a default, every failure names its cause.
 
-``tests/data/malformed_replies.jsonl`` holds 427 malformed replies (182 written by
-hand by category, 245 generated from a seeded script over random scales and
+``tests/data/malformed_replies.jsonl`` holds over 400 malformed replies (written by
+hand by category, plus 245 generated from a seeded script over random scales and
 values); each row names the format, the scale and the expected ``cause``.
 """
 
@@ -105,6 +105,8 @@ VALID_NUMBER = [
     ("10/10", "0-10", False, 10.0),
     ("0/10", "0-10", False, 0.0),
     ("<think>Could be 5 or 6.</think>\n6", "0-10", False, 6.0),
+    ("Could be 5 or 6.</think>\n6", "0-10", False, 6.0),
+    ("6\n<think>truncated trace with 9", "0-10", False, 6.0),
     ("\\boxed{8}", "0-10", False, 8.0),
     ("Score: 3", "0-5", False, 3.0),
     ("3/5", "1-5", False, 3.0),
@@ -172,6 +174,8 @@ VALID_AXES = [
     ("Scores follow.\n1. Clinical Accuracy & Competence (CAC): 4/6\n2. Ethical & Professional Conduct (EPC): 5.\n"
      "3. Assessment & Response (AR): 3\n4. Therapeutic Relationship & Alliance (TRA): 4\n"
      "5. AI-Specific Communication Quality (ASCQ): 2\nClinical Accuracy & Competence: 4", [4, 5, 3, 4, 2]),
+    ("Clinical Accuracy & Competence - 4\nEthical & Professional Conduct – 5\nAssessment & Response = 3\n"
+     "Therapeutic Relationship & Alliance: **4**\nAI-Specific Communication Quality: 2.", [4, 5, 3, 4, 2]),
 ]
 
 

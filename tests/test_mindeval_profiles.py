@@ -64,9 +64,10 @@ def test_same_seed_same_profiles_and_prefix_stability():
 
 def test_known_values_for_seed_are_pinned():
     # guards against accidental changes of the draw order (which would change every profile)
+    # (values recorded when the sampler was written; PCG64 doubles are platform-independent)
     p = sample_profiles(1, 0)[0]
-    again = sample_profiles(1, 0)[0]
-    assert p.attributes() == again.attributes()
+    assert (p.name, p.age, p.race, p.education, p.program_goal) == (
+        "Andre", 60, "Multiracial", "bachelor's degree", "reduce depressive symptoms")
     assert p.profile_id == "s0-0"
 
 

@@ -186,3 +186,16 @@ def test_hash_changes_with_text():
     b = parse_template("Rate {x} from {min} to {max}!")
     assert a.hash != b.hash and len(a.hash) == 64
     assert a.fingerprint()["sha256"] == a.hash
+
+
+def test_markdown_heading_prompt_is_not_eaten_as_header():
+    t = parse_template("# Instructions: be strict\nRate {answer} from {min} to {max}.")
+    assert t.messages[0][1].startswith("# Instructions: be strict")
+    assert t.meta == {} and t.output == "number"
+
+
+def test_free_comment_lines_allowed_in_header_of_sectioned_template():
+    t = parse_template("# My rubric, v2\n# output: number\n\n=== user\nRate {answer}.")
+    assert t.output == "number" and t.messages == (("user", "Rate {answer}."),)
+    with pytest.raises(ConfigError, match="text before the first"):
+        parse_template("stray text\n=== user\nRate {answer}.")

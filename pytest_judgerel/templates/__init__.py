@@ -52,13 +52,17 @@ SCALE_PLACEHOLDERS = {
 }
 """Placeholders filled from the scale, with what they become."""
 
+HEADER_KEYS = ("name", "source", "table", "output", "keys", "axes", "primary", "fractional", "changes",
+               "description", "version", "author", "license")
+"""Header keys a template may declare in ``# key: value`` lines."""
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECTION = re.compile(r"^===[ \t]*(system|user|assistant)[ \t]*$", re.MULTILINE)
 _HEADER = re.compile(r"^#[ \t]*([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*)$")
 _DIR = Path(__file__).parent
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Template:
     """A judge prompt: messages with placeholders, the reply format and its source.
 
@@ -111,17 +115,26 @@ def parse_template(text: str, *, name: str | None = None, path: str | None = Non
         raise ConfigError("template text is empty")
     lines = text.splitlines()
     meta: dict[str, str] = {}
-    body_start = 0
-    for i, line in enumerate(lines):
-        m = _HEADER.match(line)
-        if m:
-            meta[m.group(1).lower()] = m.group(2).strip()
-            body_start = i + 1
-        elif line.strip() == "" and not meta:
-            body_start = i + 1
+    n_header = 0
+    for line in lines:
+        if line.startswith("#"):
+            n_header += 1
+        elif not line.strip() and n_header == 0:
+            n_header += 1
         else:
             break
-    body = "\n".join(lines[body_start:])
+    header = [ln for ln in lines[:n_header] if ln.startswith("#")]
+    parsed = [_HEADER.match(ln) for ln in header]
+    has_sections = _SECTION.search(text) is not None
+    # Without "=== role" lines, leading "#" lines are a header only when every one is a
+    # known "# key: value" line, so a prompt that starts with a markdown heading stays intact.
+    if has_sections or all(m and m.group(1).lower() in HEADER_KEYS for m in parsed):
+        for m in parsed:
+            if m:
+                meta[m.group(1).lower()] = m.group(2).strip()
+        body = "\n".join(lines[n_header:])
+    else:
+        body = text
     sections = list(_SECTION.finditer(body))
     if sections:
         if body[: sections[0].start()].strip():
@@ -281,6 +294,7 @@ def render(template: "Template | str | Path", item: Mapping[str, Any], scale: Sc
 
 
 __all__ = [
+    "HEADER_KEYS",
     "OUTPUT_FORMATS",
     "SCALE_PLACEHOLDERS",
     "TEMPLATES",

@@ -335,3 +335,18 @@ def test_package_import_is_lazy_and_icc_stays_the_function():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_average_agreement_interval_is_unbounded_below_past_the_step_up_pole():
+    x = [[0, 0], [0, 0], [1, 0], [0, 1]]
+    single, average = icc(x, "A,1"), icc(x, "A,k")
+    assert single.ci_low < -1.0  # below -1/(k-1) for k = 2
+    assert average.ci_low == -math.inf and average.ci_high == pytest.approx(2 * single.ci_high / (1 + single.ci_high))
+    assert average.value == pytest.approx(2 * single.value / (1 + single.value))
+
+
+def test_average_agreement_form_is_undefined_when_single_form_is_past_the_pole():
+    x = [[0, 1, 0], [0, 0, 2]]
+    assert icc(x, "A,1").value == pytest.approx(-2 / 3)  # pingouin would report ICC(A,k) = 6
+    with pytest.raises(ReliabilityError, match=r"ICC\(A,k\) is undefined.*pole"):
+        icc(x, "A,k")

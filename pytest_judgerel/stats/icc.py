@@ -296,7 +296,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
         "A,1": rho_a,
         "C,1": _div(msr - mse, msr + (k - 1) * mse),
         "1,k": _div(msr - msw, msr),
-        "A,k": _div(msr - mse, msr + (msc - mse) / n),  # seed 001 eq. (3)
+        "A,k": _div(msr - mse, msr + (msc - mse) / n) if rho_a > _pole(k) else math.nan,  # seed 001 eq. (3)
         "C,k": _div(msr - mse, msr),
     }
     common = dict(
@@ -311,7 +311,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
         else:
             f, df2, p, (fl, fu) = f2, df_e, p2, ci_2
         if model == "A":
-            lo, hi = ci_a1 if unit == "1" else (_step_up(ci_a1[0], k), _step_up(ci_a1[1], k))
+            lo, hi = ci_a1 if unit == "1" else _agreement_average_ci(rho_a, ci_a1, k)
         elif unit == "1":
             lo, hi = _single_from_f(fl, k), _single_from_f(fu, k)
         else:
@@ -321,7 +321,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
             df1=df_n, df2=df2, p=float(p), satterthwaite_df=float(v) if model == "A" else None, **common,
         )
         out[form] = res
-    _check_defined(list(out.values()), a)
+    _check_defined(list(out.values()), a, rho_a)
     return out
 
 
@@ -334,13 +334,33 @@ def _single_from_f(f_limit: float, k: int) -> float:
     return 1.0 if math.isinf(f_limit) else (f_limit - 1) / (f_limit + k - 1)
 
 
+def _agreement_average_ci(rho: float, ci: tuple[float, float], k: int) -> tuple[float, float]:
+    """Spearman-Brown step-up of the ICC(A,1) limits (pingouin / psych).
+
+    The step-up has a pole at -1/(k-1): a lower ICC(A,1) limit at or below it maps
+    to an ICC(A,k) interval unbounded below (-inf) instead of pingouin's inverted one.
+    """
+    pole = _pole(k)
+    if rho <= pole:
+        return math.nan, math.nan
+    lo = -math.inf if ci[0] <= pole else _step_up(ci[0], k)
+    hi = math.nan if ci[1] <= pole else _step_up(ci[1], k)
+    return lo, hi
+
+
+def _pole(k: int) -> float:
+    """-1/(k-1), nudged by 1e-12 (relative) so values equal to it up to rounding count as on it."""
+    return -1.0 / (k - 1) * (1 - 1e-12)
+
+
 def _average_from_f(f_limit: float) -> float:
     return 1 - 1 / f_limit if f_limit != 0 else -math.inf
 
 
 def _step_up(rho: float, k: int) -> float:
     """Spearman-Brown: reliability of the mean of k raters from a single-rater value."""
-    return k * rho / (1 + (k - 1) * rho)
+    den = 1 + (k - 1) * rho
+    return k * rho / den if den != 0 else -math.inf
 
 
 def _satterthwaite(rho: float, a: _Anova) -> float:
@@ -361,17 +381,24 @@ def _agreement_ci(a: _Anova, f_star: float, f_star_rev: float) -> tuple[float, f
     """ICC(A,1) limits of McGraw & Wong (1996) / Shrout & Fleiss (1979)."""
     n, k, msr, msc, mse = a.n, a.k, a.msr, a.msc, a.mse
     common = k * msc + (k * n - k - n) * mse
-    lo_den = f_star * common + n * msr
-    hi_den = common + n * f_star_rev * msr
-    lo = n * (msr - f_star * mse) / lo_den if lo_den else math.nan
-    hi = n * (f_star_rev * msr - mse) / hi_den if hi_den else math.nan
+    # L = n(MSR - F* MSE) / (F* common + n MSR), divided through by F* (and U by F_*) so that the
+    # huge quantiles of a tiny Satterthwaite df (~1e305 for v ~ 0.01) do not overflow.
+    if f_star <= 1:
+        lo = _div(n * (msr - f_star * mse), f_star * common + n * msr)
+    else:
+        lo = _div(n * (msr / f_star - mse), common + n * msr / f_star)
+    if f_star_rev <= 1:
+        hi = _div(n * (f_star_rev * msr - mse), common + n * f_star_rev * msr)
+    else:
+        hi = _div(n * (msr - mse / f_star_rev), common / f_star_rev + n * msr)
     return lo, hi
 
 
-def _check_defined(results: list[ICCResult], a: _Anova) -> None:
+def _check_defined(results: list[ICCResult], a: _Anova, rho_a: float) -> None:
     """Raise (never return NaN/inf) when a requested form is undefined, naming forms and cause."""
     bad = [r.label for r in results
-           if not all(math.isfinite(x) for x in (r.value, r.ci_low, r.ci_high, r.p)) or math.isnan(r.f)]
+           if not all(math.isfinite(x) for x in (r.value, r.ci_high, r.p)) or math.isnan(r.f) or math.isnan(r.ci_low)
+           or (math.isinf(r.ci_low) and r.form != "A,k")]
     if not bad:
         return
     if a.ss_items == 0 and a.ss_error == 0:
@@ -379,6 +406,9 @@ def _check_defined(results: list[ICCResult], a: _Anova) -> None:
                  "(zero between-item and residual variance)")
     elif a.ss_items == 0:
         cause = "all item means are equal (zero between-item variance, MS_items = 0)"
+    elif "ICC(A,k)" in bad and rho_a <= _pole(a.k):
+        cause = (f"ICC(A,1) = {rho_a:.4g} is at or below -1/(k-1) = {-1 / (a.k - 1):.4g}, the pole of the "
+                 "Spearman-Brown step-up to ICC(A,k) (raters disagree more than chance allows)")
     else:
         cause = (f"degenerate variance structure (MS_items={a.msr:.3g}, MS_raters={a.msc:.3g}, "
                  f"MS_error={a.mse:.3g})")

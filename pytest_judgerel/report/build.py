@@ -1,48 +1,98 @@
-"""Build the versioned session report (a plain JSON-able dict) from collected records."""
+"""Build the versioned session report (a plain JSON-able dict) from collected records.
+
+The report is the single source of truth for every output (terminal, JSON,
+HTML, baseline, history, merge); its schema is
+:data:`pytest_judgerel.report.schema.REPORT_SCHEMA` (documented in docs/reports.md).
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import Any, Iterable, Mapping
 
-SCHEMA = "pytest-judgerel/report"
-VERSION = 1
+from .metrics import is_metric_record, judge_fields, judge_fingerprint
+from .schema import REPORT_SCHEMA_ID, REPORT_VERSION
+
+SCHEMA = REPORT_SCHEMA_ID
+VERSION = REPORT_VERSION
 _SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "cache_mode",
-                  "max_concurrency", "rpm", "timeout", "max_attempts", "max_parse_failures", "report_only")
-_CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "prompt_tokens", "completion_tokens", "cost")
+                  "max_concurrency", "rpm", "timeout", "max_attempts", "max_parse_failures", "report_only",
+                  "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise")
+CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "prompt_tokens", "completion_tokens", "cost")
 
 
-def build_report(session: Any) -> dict[str, Any]:
-    """The report of one session: every test with metric records, plus totals."""
-    tests = [dict(r) for r in session.results.values()]
-    tests.sort(key=lambda t: t["nodeid"])
-    totals: dict[str, Any] = {k: 0 for k in _CALL_KEYS}
-    metrics = failed = parse_failures = 0
+def _plugin_version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def compute_totals(tests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Session totals: call counters summed over tests, metric and parse-failure counts, hit rate."""
+    totals: dict[str, Any] = {k: 0 for k in CALL_KEYS}
+    n_tests = metrics = failed = parse_failures = 0
     for t in tests:
-        for k in _CALL_KEYS:
-            totals[k] += t.get("calls", {}).get(k, 0)
-        for rec in t["records"]:
-            if rec.get("kind") == "judge_run":
+        n_tests += 1
+        for k in CALL_KEYS:
+            v = (t.get("calls") or {}).get(k, 0)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                totals[k] += v
+        for rec in t.get("records") or []:
+            if not is_metric_record(rec):
                 parse_failures += int(rec.get("parse_failures") or 0)
                 continue
             metrics += 1
             failed += 0 if rec.get("passed") else 1
     lookups = totals["hits"] + totals["misses"]
-    totals.update(
-        tests=len(tests),
-        metrics=metrics,
-        failed_metrics=failed,
-        parse_failures=parse_failures,
-        hit_rate=(totals["hits"] / lookups) if lookups else None,
-    )
-    settings = session.settings.values
+    totals["cost"] = round(float(totals["cost"]), 8)
+    totals.update(tests=n_tests, metrics=metrics, failed_metrics=failed, parse_failures=parse_failures,
+                  hit_rate=(totals["hits"] / lookups) if lookups else None)
+    return totals
+
+
+def judges_table(tests: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{fingerprint: identifying judge fields}`` of every judge that produced a metric."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in tests:
+        for rec in t.get("records") or []:
+            judge = rec.get("judge")
+            if isinstance(judge, Mapping) and judge:
+                out.setdefault(judge_fingerprint(judge), judge_fields(judge))
+    return dict(sorted(out.items()))
+
+
+def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any], crashed: Iterable[str] = (),
+                    report_only: bool = False) -> dict[str, Any]:
+    """A report dict from test entries (``{nodeid, outcome, records, calls[, worker]}``)."""
+    crashed = sorted(set(crashed))
+    tests = sorted((dict(t) for t in tests), key=lambda t: t["nodeid"])
+    for t in tests:
+        t.setdefault("records", [])
+        t.setdefault("calls", {})
+        t.setdefault("outcome", "passed")
+        t.setdefault("worker", None)
+        if t["nodeid"] in crashed:
+            t["outcome"] = "crashed"
     return {
         "schema": SCHEMA,
         "version": VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "plugin_version": _plugin_version(),
         "settings": {k: settings.get(k) for k in _SAFE_SETTINGS},
-        "report_only": bool(settings.get("report_only")),
+        "report_only": bool(report_only),
         "tests": tests,
-        "totals": totals,
-        "crashed": list(session.crashed),
+        "totals": compute_totals(tests),
+        "crashed": crashed,
+        "judges": judges_table(tests),
+        "gate": {"status": "passed", "reasons": [], "baseline": None},
     }
+
+
+def build_report(session: Any) -> dict[str, Any]:
+    """The report of one session: every test with metric records, plus totals."""
+    settings = session.settings.values
+    tests = [{"nodeid": r["nodeid"], "outcome": r.get("outcome", "passed"), "worker": r.get("worker"),
+              "records": list(r.get("records", [])), "calls": dict(r.get("calls", {}))}
+             for r in session.results.values()]
+    return assemble_report(tests, settings=settings, crashed=getattr(session, "crashed", ()),
+                           report_only=bool(settings.get("report_only")))

@@ -1,8 +1,14 @@
-"""Terminal summary: one line per metric, then session totals."""
+"""Terminal summary: one row per metric (test, statistic, value, CI, threshold,
+verdict), session totals, the baseline comparison, written outputs and the gate's
+reasons.  Written through pytest's terminal reporter, on the controller only."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
+
+from .metrics import is_metric_record
+
+_MAX_LISTED = 10
 
 
 def _fmt(v: Any, digits: int = 4) -> str:
@@ -13,42 +19,135 @@ def _fmt(v: Any, digits: int = 4) -> str:
     return str(v)
 
 
-def write_summary(tr: Any, report: dict[str, Any], reasons: list[str], settings: Any) -> None:
+def _ci_text(ci: Any) -> str:
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+        return f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]"
+    return "-"
+
+
+def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[str, ...]]:
+    """Table rows: (test, statistic, value, CI, threshold, verdict); failing groups (or all when verbose)."""
     rows = []
     for t in report["tests"]:
         for rec in t["records"]:
-            if rec.get("kind") == "judge_run":
+            if not is_metric_record(rec):
                 continue
-            ci = rec.get("ci")
-            ci_txt = f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if ci and None not in ci else "-"
-            op = ">=" if rec.get("direction") == "min" else "<="
-            verdict = "PASS" if rec.get("passed") else ("FAIL*" if rec.get("report_only") else "FAIL")
+            op = ">=" if rec.get("direction") != "max" else "<="
+            if rec.get("passed"):
+                verdict = "PASS"
+            else:
+                verdict = "FAIL*" if rec.get("report_only") or report.get("report_only") else "FAIL"
             name = t["nodeid"] + (f" [{rec['label']}]" if rec.get("label") else "")
-            rows.append((name, rec.get("statistic", rec.get("kind", "?")), _fmt(rec.get("value")), ci_txt,
-                         f"{op} {_fmt(rec.get('threshold'))}", verdict))
+            thr = rec.get("threshold")
+            rows.append((name, str(rec.get("statistic", rec.get("kind", "?"))), _fmt(rec.get("value")),
+                         _ci_text(rec.get("ci")), f"{op} {thr:g}" if isinstance(thr, (int, float)) and not isinstance(thr, bool) else "-", verdict))
+            for g, info in (rec.get("groups") or {}).items():
+                if not isinstance(info, Mapping) or (info.get("passed") is not False and not verbose):
+                    continue
+                gv = info.get("nmae") if rec.get("statistic") == "nMAE" else info.get("value")
+                gverdict = "ok" if info.get("passed") else ("fail*" if verdict == "FAIL*" else "fail")
+                rows.append((f"    {g}", "", _fmt(gv), _ci_text(info.get("ci")), "", gverdict))
+    return rows
+
+
+def _table(tr: Any, rows: Sequence[tuple[str, ...]]) -> None:
+    headers = ("test", "statistic", "value", "CI", "threshold", "verdict")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    widths[0] = min(widths[0], 64)
+    tr.write_line("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(), bold=True)
+    for r in rows:
+        first = r[0] if len(r[0]) <= widths[0] else "..." + r[0][-(widths[0] - 3):]
+        cells = [first] + list(r[1:])
+        markup = {"red": True} if r[5] in ("FAIL", "fail") else ({"yellow": True} if r[5].endswith("*") else {})
+        tr.write_line("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip(), **markup)
+
+
+def totals_line(totals: Mapping[str, Any]) -> str:
+    hit = totals.get("hit_rate")
+    return (f"judge calls: {totals.get('calls', 0)} (cache hits {totals.get('hits', 0)}, misses "
+            f"{totals.get('misses', 0)}, hit rate {format(hit, '.0%') if hit is not None else '-'}), "
+            f"retries {totals.get('retries', 0)}, errors {totals.get('errors', 0)}, "
+            f"cost ${float(totals.get('cost', 0) or 0):.4f}, parse failures {totals.get('parse_failures', 0)}; "
+            f"metrics {totals.get('metrics', 0)} in {totals.get('tests', 0)} tests, "
+            f"{totals.get('failed_metrics', 0)} below threshold")
+
+
+def _listed(tr: Any, title: str, entries: Sequence[Mapping[str, Any]], **markup: bool) -> None:
+    if not entries:
+        return
+    tr.write_line(f"  {title} ({len(entries)}):", **markup)
+    for e in entries[:_MAX_LISTED]:
+        extra = ""
+        if e.get("judge_changes"):
+            extra = " [judge changed: " + ", ".join(f"{k} {v[0]!r}->{v[1]!r}"
+                                                    for k, v in e["judge_changes"].items()) + "]"
+        tr.write_line(f"    {e['nodeid']} {e['metric']}: {e.get('reason', '')}{extra}", **markup)
+    if len(entries) > _MAX_LISTED:
+        tr.write_line(f"    ... and {len(entries) - _MAX_LISTED} more (see the JSON report)", **markup)
+
+
+def write_baseline_section(tr: Any, comp: Mapping[str, Any]) -> None:
+    c = comp["counts"]
+    path = comp.get("path")
+    if comp.get("error"):
+        tr.write_line(f"baseline {path}: {comp['error']}", red=True)
+        return
+    if not comp.get("found") and not comp.get("updated"):
+        tr.write_line(f"baseline {path} not found: {c['new']} metric(s) are new; run with "
+                      "--judgerel-update-baseline to create it", yellow=True)
+        return
+    tr.write_line(
+        f"baseline {path}: {c['pass']} unchanged, {c['improved']} improved, {c['within_noise']} within noise, "
+        f"{c['regression']} regressed, {c['new']} new, {c['missing']} missing, {c['stale']} stale "
+        f"(judge changed), {c['not_run']} baseline test(s) not run")
+    entries = comp["entries"]
+    by = {s: [e for e in entries if e["status"] == s] for s in ("regression", "within_noise", "improved",
+                                                                 "new", "missing")}
+    stale = [e for e in entries if e.get("fingerprint_changed")]
+    if comp.get("updated"):
+        changed = [e for e in entries if e["status"] in ("regression", "within_noise", "improved", "new",
+                                                          "missing")]
+        tr.write_line(f"baseline UPDATED: accepted the current metrics of the tests that ran "
+                      f"({len(changed)} changed or new entries)", green=True, bold=True)
+        _listed(tr, "accepted changes", changed)
+        return
+    _listed(tr, "regressions", by["regression"], red=True)
+    _listed(tr, "beyond tolerance but within noise (passing)", by["within_noise"], yellow=True)
+    _listed(tr, "improved beyond tolerance (consider --judgerel-update-baseline)", by["improved"], green=True)
+    _listed(tr, "new (not in the baseline)", by["new"])
+    _listed(tr, "missing (in the baseline, not recorded by this run)", by["missing"], yellow=True)
+    _listed(tr, "stale (recorded with another judge)", stale, yellow=True)
+
+
+def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], settings: Any) -> None:
+    """The ``judgerel summary`` section of pytest's terminal summary."""
+    verbose = bool(getattr(getattr(tr, "config", None), "option", None)
+                   and getattr(tr.config.option, "verbose", 0) > 0)
+    rows = metric_rows(report, verbose)
     totals = report["totals"]
-    if not rows and not totals.get("calls") and not reasons:
+    gate = report.get("gate") or {}
+    all_reasons = list(dict.fromkeys(list(gate.get("reasons", [])) + list(reasons)))
+    if not rows and not totals.get("calls") and not all_reasons and not gate.get("baseline") \
+            and not report.get("crashed") and not report.get("report_only"):
         return
     tr.write_sep("=", "judgerel summary")
     if rows:
-        headers = ("test", "statistic", "value", "CI", "threshold", "verdict")
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        widths[0] = min(widths[0], 70)
-        line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-        tr.write_line(line)
-        for r in rows:
-            cells = [r[0] if len(r[0]) <= widths[0] else "..." + r[0][-(widths[0] - 3):]] + list(r[1:])
-            tr.write_line("  ".join(c.ljust(w) for c, w in zip(cells, widths)))
-    hit = totals.get("hit_rate")
-    tr.write_line(
-        f"calls: {totals.get('calls', 0)} (cache hits {totals.get('hits', 0)}, misses {totals.get('misses', 0)}"
-        f"{', hit rate ' + format(hit, '.0%') if hit is not None else ''}), retries {totals.get('retries', 0)}, "
-        f"cost ${totals.get('cost', 0):.4f}, parse failures {totals.get('parse_failures', 0)}"
-    )
+        _table(tr, rows)
+    tr.write_line(totals_line(totals))
     if report.get("report_only"):
-        tr.write_line("REPORT-ONLY MODE: reliability assertions were recorded but did not fail any test "
-                      "(FAIL* marks what would have failed).", yellow=True, bold=True)
+        tr.write_line("REPORT-ONLY MODE: reliability assertions and the baseline gate were evaluated and "
+                      "reported but did not fail any test or the session (FAIL* marks what would have failed).",
+                      yellow=True, bold=True)
     if report.get("crashed"):
-        tr.write_line(f"crashed tests (worker died): {', '.join(report['crashed'])}", red=True)
-    for reason in reasons:
-        tr.write_line(f"judgerel gate: {reason}", red=True, bold=True)
+        tr.write_line(f"crashed tests (worker died, no metrics): {', '.join(report['crashed'])}", red=True)
+    if gate.get("baseline"):
+        write_baseline_section(tr, gate["baseline"])
+    labels = {"json": "JSON report", "html": "HTML report", "history": "history run", "baseline": "baseline"}
+    for key, path in (report.get("outputs") or {}).items():
+        tr.write_line(f"{labels.get(key, key)}: {path}")
+    hard = set(gate.get("errors", []))
+    for reason in all_reasons:
+        if reason in hard or not report.get("report_only"):
+            tr.write_line(f"judgerel gate FAILED: {reason}", red=True, bold=True)
+        else:
+            tr.write_line(f"judgerel gate (report-only, not failing): {reason}", yellow=True)

@@ -1,0 +1,135 @@
+"""Turn metric records into named, comparable metric points, and fingerprint judges.
+
+A *metric point* is one number a baseline can track: the main statistic of a
+record, its secondary nMAE (agreement records), and each group's value.  Points
+are named stably inside a test (``"ICC(A,1)"``, ``"ICC(A,1) [label]"``,
+``"ICC(A,1) / group=x"``, ``"... #2"`` for a repeated name) so a committed
+baseline keeps matching while the test keeps its assertions in the same order.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+#: Record kinds that describe judge runs, not metrics (they carry parse failures).
+NON_METRIC_KINDS = frozenset({"judge_run"})
+
+#: Judge-provenance fields that identify a judge for baselines (when present).
+FINGERPRINT_FIELDS = ("model", "template", "template_hash", "system_hash", "scale", "axis", "axes",
+                      "temperature", "top_p", "max_tokens", "seed", "repeats", "design", "grammar_hash")
+#: Fields never used for the fingerprint (they vary between identical judges).
+VOLATILE_FIELDS = frozenset({"id", "api_base", "provider_models", "created", "timestamp", "cost", "latency",
+                             "usage", "cached", "calls", "hits", "misses", "wall_time", "host"})
+
+
+def is_metric_record(rec: Mapping[str, Any]) -> bool:
+    """A record that carries a statistic (not a ``judge_run`` bookkeeping record)."""
+    return rec.get("kind") not in NON_METRIC_KINDS and "value" in rec
+
+
+def judge_fields(judge: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The provenance fields that enter the fingerprint (curated list, else all non-volatile keys)."""
+    if not judge:
+        return {}
+    picked = {k: judge[k] for k in FINGERPRINT_FIELDS if k in judge}
+    if not picked:
+        picked = {k: v for k, v in judge.items() if k not in VOLATILE_FIELDS}
+    return picked
+
+
+def judge_fingerprint(judge: Mapping[str, Any] | None) -> str:
+    """Stable 16-hex-digit hash of the judge's identifying fields; ``"data"`` for pure-data records.
+
+    Canonical JSON (sorted keys, no whitespace) of :func:`judge_fields`, SHA-256.
+    """
+    fields_ = judge_fields(judge)
+    if not fields_:
+        return "data"
+    blob = json.dumps(fields_, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def judge_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, list[Any]]:
+    """Fields whose value differs between two judges: ``{field: [old, new]}``."""
+    a, b = judge_fields(old), judge_fields(new)
+    return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _ci(v: Any) -> list[float] | None:
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        lo, hi = _num(v[0]), _num(v[1])
+        if lo is not None and hi is not None:
+            return [lo, hi]
+    return None
+
+
+@dataclass(frozen=True)
+class MetricPoint:
+    """One tracked number of one test."""
+
+    name: str
+    statistic: str
+    value: float | None
+    direction: str
+    ci: list[float] | None = None
+    n: int | None = None
+    fingerprint: str = "data"
+    judge: Mapping[str, Any] | None = None
+    item_scores: Mapping[str, float] | None = field(default=None, compare=False)
+    passed: bool | None = None
+
+
+def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
+    """Every metric point of one test's records, in record order, with unique names."""
+    points: list[MetricPoint] = []
+    seen: dict[str, int] = {}
+
+    def unique(name: str) -> str:
+        seen[name] = seen.get(name, 0) + 1
+        return name if seen[name] == 1 else f"{name} #{seen[name]}"
+
+    for rec in records:
+        if not is_metric_record(rec):
+            continue
+        stat = str(rec.get("statistic") or rec.get("kind") or "metric")
+        label = rec.get("label")
+        base = unique(f"{stat} [{label}]" if label else stat)
+        direction = "max" if rec.get("direction") == "max" else "min"
+        judge = rec.get("judge") if isinstance(rec.get("judge"), Mapping) else None
+        fp = judge_fingerprint(judge)
+        scores = rec.get("item_scores") if isinstance(rec.get("item_scores"), Mapping) else None
+        points.append(MetricPoint(base, stat, _num(rec.get("value")), direction, _ci(rec.get("ci")),
+                                  rec.get("n"), fp, judge, scores, rec.get("passed")))
+        secondary_nmae = stat != "nMAE" and _num(rec.get("nmae")) is not None
+        if secondary_nmae:
+            nm = unique(f"nMAE [{label}]" if label else "nMAE")
+            points.append(MetricPoint(nm, "nMAE", _num(rec.get("nmae")), "max", None, rec.get("n"), fp, judge,
+                                      scores))
+        for gname, g in (rec.get("groups") or {}).items():
+            if not isinstance(g, Mapping):
+                continue
+            if stat == "nMAE":
+                gval, gci = _num(g.get("nmae")), None
+            else:
+                gval, gci = _num(g.get("value")), _ci(g.get("ci"))
+            points.append(MetricPoint(f"{base} / {gname}", stat, gval, direction, gci, g.get("n"), fp, judge,
+                                      None, g.get("passed")))
+            if secondary_nmae and _num(g.get("nmae")) is not None:
+                points.append(MetricPoint(f"{nm} / {gname}", "nMAE", _num(g.get("nmae")), "max", None,
+                                          g.get("n"), fp, judge, None))
+    return points

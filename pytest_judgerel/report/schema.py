@@ -1,0 +1,301 @@
+"""Versioned JSON schemas of the session report, the baseline and history runs,
+plus a small stdlib validator for the subset of JSON Schema they use.
+
+The schemas are JSON Schema (draft 2020-12) documents, so any validator
+(``jsonschema``) can check a report; :func:`validate` needs no dependency.
+Field meanings are documented in ``docs/reports.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from ..errors import JudgerelError
+
+REPORT_SCHEMA_ID = "pytest-judgerel/report"
+REPORT_VERSION = 1
+BASELINE_SCHEMA_ID = "pytest-judgerel/baseline"
+BASELINE_VERSION = 1
+
+
+class ReportFormatError(JudgerelError, ValueError):
+    """A report, baseline or history file does not match its schema (the message names the path)."""
+
+
+_NUM = {"type": "number"}
+_NUM_OR_NULL = {"type": ["number", "null"]}
+_INT_OR_NULL = {"type": ["integer", "null"]}
+_STR_OR_NULL = {"type": ["string", "null"]}
+_CI = {"type": ["array", "null"], "items": _NUM_OR_NULL, "minItems": 2, "maxItems": 2}
+
+_RECORD = {
+    "type": "object",
+    "required": ["kind"],
+    "properties": {
+        "kind": {"type": "string"},
+        "statistic": {"type": "string"},
+        "label": _STR_OR_NULL,
+        "value": _NUM_OR_NULL,
+        "ci": _CI,
+        "n": _INT_OR_NULL,
+        "k": _INT_OR_NULL,
+        "threshold": _NUM_OR_NULL,
+        "direction": {"enum": ["min", "max"]},
+        "passed": {"type": ["boolean", "null"]},
+        "report_only": {"type": "boolean"},
+        "groups": {"type": "object", "additionalProperties": {"type": "object"}},
+        "worst_items": {"type": "array", "items": {"type": "object", "required": ["item"]}},
+        "judge": {"type": ["object", "null"]},
+        "parse_failures": {"type": "integer", "minimum": 0},
+        "pairs": {"type": ["array", "null"], "items": {"type": "array", "items": _NUM_OR_NULL,
+                                                        "minItems": 2, "maxItems": 2}},
+        "scales": {"type": "array", "items": {"type": "string"}},
+        "matrix": {"type": "array", "items": {"type": "array", "items": _NUM_OR_NULL}},
+        "item_scores": {"type": "object", "additionalProperties": _NUM_OR_NULL},
+    },
+    "additionalProperties": True,
+}
+
+_TEST = {
+    "type": "object",
+    "required": ["nodeid", "outcome", "records", "calls"],
+    "properties": {
+        "nodeid": {"type": "string"},
+        "outcome": {"enum": ["passed", "failed", "error", "skipped", "crashed"]},
+        "worker": _STR_OR_NULL,
+        "records": {"type": "array", "items": {"$ref": "#/$defs/record"}},
+        "calls": {"type": "object", "additionalProperties": _NUM},
+    },
+    "additionalProperties": True,
+}
+
+_TOTAL_KEYS = ("tests", "metrics", "failed_metrics", "parse_failures", "calls", "hits", "misses", "retries",
+               "errors", "prompt_tokens", "completion_tokens", "cost")
+_TOTALS = {
+    "type": "object",
+    "required": list(_TOTAL_KEYS) + ["hit_rate"],
+    "properties": {**{k: {"type": "number", "minimum": 0} for k in _TOTAL_KEYS},
+                   "hit_rate": {"type": ["number", "null"], "minimum": 0, "maximum": 1}},
+    "additionalProperties": True,
+}
+
+_COMPARISON_ENTRY = {
+    "type": "object",
+    "required": ["nodeid", "metric", "status"],
+    "properties": {
+        "nodeid": {"type": "string"},
+        "metric": {"type": "string"},
+        "status": {"enum": ["pass", "improved", "within_noise", "regression", "new", "missing", "undefined"]},
+        "baseline": _NUM_OR_NULL,
+        "current": _NUM_OR_NULL,
+        "delta": _NUM_OR_NULL,
+        "tolerance": _NUM_OR_NULL,
+        "direction": {"enum": ["min", "max"]},
+        "ci_overlap": {"type": ["boolean", "null"]},
+        "p_value": _NUM_OR_NULL,
+        "fingerprint_changed": {"type": "boolean"},
+        "judge_changes": {"type": "object"},
+        "reason": {"type": "string"},
+    },
+    "additionalProperties": True,
+}
+
+_COMPARISON = {
+    "type": "object",
+    "required": ["path", "entries", "counts"],
+    "properties": {
+        "path": _STR_OR_NULL,
+        "found": {"type": "boolean"},
+        "error": _STR_OR_NULL,
+        "updated": {"type": "boolean"},
+        "tolerances": {"type": "object"},
+        "counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+        "entries": {"type": "array", "items": _COMPARISON_ENTRY},
+        "not_run": {"type": "integer", "minimum": 0},
+    },
+    "additionalProperties": True,
+}
+
+REPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://pytest-judgerel.invalid/schemas/report-v1.json",
+    "title": "pytest-judgerel session report, version 1",
+    "type": "object",
+    "required": ["schema", "version", "created", "settings", "report_only", "tests", "totals", "crashed",
+                 "judges", "gate"],
+    "properties": {
+        "schema": {"const": REPORT_SCHEMA_ID},
+        "version": {"const": REPORT_VERSION},
+        "created": {"type": "string"},
+        "plugin_version": {"type": "string"},
+        "settings": {"type": "object"},
+        "report_only": {"type": "boolean"},
+        "tests": {"type": "array", "items": _TEST},
+        "totals": _TOTALS,
+        "crashed": {"type": "array", "items": {"type": "string"}},
+        "judges": {"type": "object", "additionalProperties": {"type": "object"}},
+        "gate": {
+            "type": "object",
+            "required": ["status", "reasons"],
+            "properties": {
+                "status": {"enum": ["passed", "failed", "report_only"]},
+                "reasons": {"type": "array", "items": {"type": "string"}},
+                "errors": {"type": "array", "items": {"type": "string"}},
+                "baseline": {"anyOf": [{"type": "null"}, _COMPARISON]},
+            },
+            "additionalProperties": True,
+        },
+        "run": {"type": "object"},
+        "shards": {"type": "array", "items": {"type": "object", "required": ["source", "tests"]}},
+        "duplicates": {"type": "array", "items": {"type": "string"}},
+        "outputs": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+    "additionalProperties": True,
+    "$defs": {"record": _RECORD},
+}
+
+_BASELINE_METRIC = {
+    "type": "object",
+    "required": ["statistic", "value", "direction", "fingerprint"],
+    "properties": {
+        "statistic": {"type": "string"},
+        "value": _NUM_OR_NULL,
+        "ci": _CI,
+        "direction": {"enum": ["min", "max"]},
+        "n": _INT_OR_NULL,
+        "fingerprint": {"type": "string"},
+        "item_scores": {"type": "object", "additionalProperties": _NUM_OR_NULL},
+    },
+    "additionalProperties": False,
+}
+
+BASELINE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://pytest-judgerel.invalid/schemas/baseline-v1.json",
+    "title": "pytest-judgerel baseline, version 1",
+    "type": "object",
+    "required": ["schema", "version", "judges", "tests"],
+    "properties": {
+        "schema": {"const": BASELINE_SCHEMA_ID},
+        "version": {"const": BASELINE_VERSION},
+        "updated": {"type": "string"},
+        "judges": {"type": "object", "additionalProperties": {"type": "object"}},
+        "tests": {"type": "object", "additionalProperties": {
+            "type": "object", "additionalProperties": _BASELINE_METRIC}},
+    },
+    "additionalProperties": False,
+}
+
+
+# ---------------------------------------------------------------------- validator
+def _type_ok(value: Any, name: str) -> bool:
+    if name == "null":
+        return value is None
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer())
+    if name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "array":
+        return isinstance(value, (list, tuple))
+    if name == "object":
+        return isinstance(value, Mapping)
+    raise ValueError(f"unsupported schema type {name!r}")
+
+
+def _errors(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path: str, out: list[str]) -> None:
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        if not ref.startswith("#/$defs/"):
+            raise ValueError(f"unsupported $ref {ref!r}")
+        schema = root["$defs"][ref[len("#/$defs/"):]]
+    if "anyOf" in schema:
+        if not any(not _collect(value, s, root, path) for s in schema["anyOf"]):
+            out.append(f"{path}: matches none of the allowed forms")
+        return
+    if "const" in schema and value != schema["const"]:
+        out.append(f"{path}: expected {schema['const']!r}, got {value!r}")
+        return
+    if "enum" in schema and value not in schema["enum"]:
+        out.append(f"{path}: {value!r} is not one of {schema['enum']}")
+        return
+    types = schema.get("type")
+    if types is not None:
+        names = [types] if isinstance(types, str) else list(types)
+        if not any(_type_ok(value, t) for t in names):
+            out.append(f"{path}: expected {' or '.join(names)}, got {type(value).__name__} {value!r:.60}")
+            return
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            out.append(f"{path}: {value} < minimum {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            out.append(f"{path}: {value} > maximum {schema['maximum']}")
+    if isinstance(value, (list, tuple)):
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            out.append(f"{path}: fewer than {schema['minItems']} items")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            out.append(f"{path}: more than {schema['maxItems']} items")
+        if "items" in schema:
+            for i, v in enumerate(value):
+                _errors(v, schema["items"], root, f"{path}[{i}]", out)
+    if isinstance(value, Mapping):
+        for key in schema.get("required", ()):
+            if key not in value:
+                out.append(f"{path}: missing required key {key!r}")
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key, v in value.items():
+            sub = f"{path}.{key}"
+            if key in props:
+                _errors(v, props[key], root, sub, out)
+            elif extra is False:
+                out.append(f"{sub}: unexpected key")
+            elif isinstance(extra, Mapping):
+                _errors(v, extra, root, sub, out)
+
+
+def _collect(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path: str) -> list[str]:
+    out: list[str] = []
+    _errors(value, schema, root, path, out)
+    return out
+
+
+def schema_errors(data: Any, schema: Mapping[str, Any]) -> list[str]:
+    """Every violation of ``schema`` in ``data`` as ``"$.path: problem"`` strings (empty when valid)."""
+    return _collect(data, schema, schema, "$")
+
+
+def validate(data: Any, schema: Mapping[str, Any] = REPORT_SCHEMA, what: str = "report") -> None:
+    """Raise :class:`ReportFormatError` listing the first violations when ``data`` does not match."""
+    errs = schema_errors(data, schema)
+    if errs:
+        more = f" (and {len(errs) - 10} more)" if len(errs) > 10 else ""
+        raise ReportFormatError(f"invalid {what}: " + "; ".join(errs[:10]) + more)
+
+
+def validate_report(data: Any, what: str = "report") -> None:
+    """Check a session report (also a history run or a merged report) against :data:`REPORT_SCHEMA`.
+
+    A report from a newer major version is refused with a message naming both versions.
+    """
+    if isinstance(data, Mapping) and data.get("schema") == REPORT_SCHEMA_ID:
+        v = data.get("version")
+        if isinstance(v, int) and v > REPORT_VERSION:
+            raise ReportFormatError(f"{what} has report version {v}; this pytest-judgerel reads version "
+                                    f"{REPORT_VERSION} (upgrade pytest-judgerel)")
+    validate(data, REPORT_SCHEMA, what)
+
+
+def validate_baseline(data: Any, what: str = "baseline") -> None:
+    """Check a baseline file against :data:`BASELINE_SCHEMA`."""
+    if isinstance(data, Mapping) and data.get("schema") == BASELINE_SCHEMA_ID:
+        v = data.get("version")
+        if isinstance(v, int) and v > BASELINE_VERSION:
+            raise ReportFormatError(f"{what} has baseline version {v}; this pytest-judgerel reads version "
+                                    f"{BASELINE_VERSION} (upgrade pytest-judgerel)")
+    validate(data, BASELINE_SCHEMA, what)

@@ -57,8 +57,8 @@ def generate_backstories(
     """Return copies of ``profiles`` with ``member_narrative`` filled in.
 
     Profiles that already have a backstory are kept unless ``overwrite``.  A reply that is empty
-    or (when ``require_paragraphs`` is set) does not have that many paragraphs -- the prompt asks
-    for exactly 4 -- is re-requested with the next ``sample_index`` up to ``max_retries`` times,
+    or failed, or (when ``require_paragraphs`` is set) does not have that many paragraphs -- the
+    prompt asks for exactly 4 -- is re-requested with the next ``sample_index`` up to ``max_retries`` times,
     then :class:`LLMCallError` names the profile.
     """
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
@@ -68,10 +68,11 @@ def generate_backstories(
     attempt = {i: 0 for i in todo}
     while todo:
         requests = [backstory_request(out[i], model, sample_index=attempt[i], **sampling) for i in todo]
-        responses = client.complete_many(requests)
+        responses = client.complete_many(requests, return_exceptions=True)
         again = []
         for i, resp in zip(todo, responses):
-            text = (resp.text or "").strip()
+            error = resp if isinstance(resp, BaseException) else None
+            text = "" if error is not None else (resp.text or "").strip()
             good = bool(text) and (require_paragraphs is None or paragraph_count(text) == require_paragraphs)
             if good:
                 out[i] = replace(out[i], member_narrative=text)
@@ -79,7 +80,8 @@ def generate_backstories(
             attempt[i] += 1
             if attempt[i] > max_retries:
                 pid = getattr(out[i], "profile_id", i)
-                what = "empty" if not text else f"{paragraph_count(text)} paragraphs instead of {require_paragraphs}"
+                what = (f"call failed ({error})" if error is not None else "empty" if not text
+                        else f"{paragraph_count(text)} paragraphs instead of {require_paragraphs}")
                 raise LLMCallError(f"backstory for profile {pid} from {model}: {what} after {max_retries} retries")
             again.append(i)
         todo = again

@@ -221,7 +221,8 @@ async def _one_turn(
                 return Turn("assistant" if role == "clinician" else "user", text, resp.model or model,
                             float(resp.latency), bool(resp.cached), sample_index, retries, resp.key)
             last_problem = "empty reply"
-            sample_index += 1  # the empty answer is cached under this index; ask for a new sample
+        # ask for a new sample (an empty answer may be cached under the old index)
+        sample_index += 1
         retries += 1
         if retries > max_retries:
             raise InteractionError(

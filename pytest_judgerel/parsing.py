@@ -81,7 +81,7 @@ _DENOMINATOR_RE = re.compile(
     rf"(?:out\s+of\s+|scale\s+of\s+|/\s*)(?:a\s+(?:possible|maximum\s+of)\s+)?({_NUM})(?![\w]|\.\d)",
     re.IGNORECASE,
 )
-_THINK_RE = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+_LINE_LEAD_RE = re.compile(r"[ \t>*•-]*(?:\d+[.)][ \t]+)?[*_ \t]*")
 _THINK_OPEN_RE = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _THINK_CLOSE_RE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _MARKUP_RE = re.compile(r"[*`#]+|(?<!\w)_+|_+(?!\w)")
@@ -154,16 +154,28 @@ def _text_of(reply: Any) -> str:
 
 def _strip_thinking(text: str) -> str:
     """Drop reasoning: closed ``<think>`` blocks, an unclosed one (to the end: a trace cut off
-    by the token limit), and anything before a stray closing tag (provider ate the opening)."""
-    text = _THINK_RE.sub(" ", text)
-    close = _THINK_CLOSE_RE.search(text)
-    while close:
-        text = text[close.end() :]
-        close = _THINK_CLOSE_RE.search(text)
+    by the token limit), and anything before a stray closing tag (provider ate the opening).
+    One left-to-right scan, linear in the reply length."""
+    kept: list[str] = []
+    pos = 0
     opened = _THINK_OPEN_RE.search(text)
-    if opened:
-        text = text[: opened.start()]
-    return text
+    while True:
+        if opened is not None and opened.start() < pos:
+            opened = _THINK_OPEN_RE.search(text, pos)
+        closed = _THINK_CLOSE_RE.search(text, pos)
+        if closed and (not opened or closed.start() < opened.start()):
+            kept = []  # everything so far was reasoning whose opening tag is missing
+            pos = closed.end()
+            continue
+        if not opened:
+            kept.append(text[pos:])
+            break
+        kept.append(text[pos : opened.start()])
+        closed = _THINK_CLOSE_RE.search(text, opened.end())
+        if not closed:
+            break
+        pos = closed.end()
+    return " ".join(kept)
 
 
 def _clean(text: str) -> str:
@@ -340,22 +352,40 @@ def parse_json_scores(reply: Any, keys: Sequence[str], scale: ScaleLike) -> dict
     return out
 
 
-def _axis_pattern(axis: str) -> re.Pattern:
+def _axis_name_re(axis: str) -> re.Pattern:
     words = re.split(r"[\s_]+", axis.strip())
-    parts = []
-    for w in words:
-        if w == "&":
-            parts.append(r"(?:&|and)")
-        else:
-            parts.append(re.escape(w))
-    name = r"[\s_]+".join(parts)
-    # line start, optional bullet / numbering / quote, the axis name, an optional
-    # parenthetical suffix such as "(LLMness)" or "(CAC)", then ":", "=" or a spaced dash.
-    return re.compile(
-        rf"^[ \t>*•\-]*(?:\d+[.)][ \t]+)?[*_ \t]*{name}[*_ \t]*(?:\([^)\n]*\))?[*_ \t]*"
-        rf"(?:[:=]|[ \t][-–—](?=[ \t]))[ \t]*(.*)$",
-        re.IGNORECASE | re.MULTILINE,
-    )
+    parts = [r"(?:&|and)" if w == "&" else re.escape(w) for w in words]
+    return re.compile(r"[ \t_]+".join(parts), re.IGNORECASE)
+
+
+def _axis_values(text: str, axis: str) -> list[str]:
+    """The text after ``AXIS:`` on every line that scores ``axis``.
+
+    A line: optional quote/bullet/numbering and markdown, the axis name, optional
+    markdown and a parenthetical suffix (``(LLMness)``), then ``:``, ``=`` or a dash
+    with spaces around it.  Scanned line by line with string operations (no regex
+    backtracking on long lines).
+    """
+    name_re = _axis_name_re(axis)
+    found = []
+    for line in text.splitlines():
+        lead = _LINE_LEAD_RE.match(line)
+        m = name_re.match(line, lead.end())
+        if not m:
+            continue
+        rest = line[m.end() :]
+        stripped = rest.lstrip("*_ \t")
+        if stripped.startswith("("):
+            close = stripped.find(")")
+            if close < 0:
+                continue
+            stripped = stripped[close + 1 :].lstrip("*_ \t")
+        spaced = len(stripped) < len(rest)
+        if stripped[:1] in (":", "="):
+            found.append(stripped[1:])
+        elif stripped[:1] in ("-", "–", "—") and spaced and stripped[1:2] in (" ", "\t"):
+            found.append(stripped[1:])
+    return found
 
 
 def parse_axis_lines(reply: Any, axes: Sequence[str], scale: ScaleLike) -> dict[str, float]:
@@ -372,7 +402,7 @@ def parse_axis_lines(reply: Any, axes: Sequence[str], scale: ScaleLike) -> dict[
     text = _strip_thinking(_text_of(reply))
     out: dict[str, float] = {}
     for axis in axes:
-        lines = _axis_pattern(axis).findall(text)
+        lines = _axis_values(text, axis)
         if not lines:
             raise _fail("missing_axis", f"no line 'AXIS: score' for axis {axis!r}", reply)
         values: list[float] = []

@@ -339,3 +339,27 @@ def test_reminder_states_bounds_and_its_example_parses(fmt, axes, scale):
         filled = "\n".join(line.replace("<score>", lo) for line in text.splitlines() if "<score>" in line
                            and ":" in line and not line.startswith("Your"))
         assert parse_axis_lines(filled, axes, scale) == {a: float(scale.low) for a in axes}
+
+
+PATHOLOGICAL = [
+    "Clinical Accuracy & Competence" + " " * 50000 + "x",
+    "7 " + "- " * 50000,
+    "{" * 20000 + "}" * 20000,
+    "1-" * 30000,
+    "<think>" * 10000,
+    "</think>" * 10000,
+    ("Clinical Accuracy & Competence (" + " " * 100) * 1000,
+    "between 1 and " * 10000,
+]
+
+
+@pytest.mark.parametrize("reply", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
+def test_long_pathological_replies_parse_in_linear_time(reply):
+    import time
+
+    start = time.perf_counter()
+    for fmt, keys in [("number", None), ("json", SUMM), ("axes", AXES)]:
+        outcome = try_parse(reply, fmt, Scale(1, 6, fractional=True), keys)
+        assert not outcome.ok or fmt == "number"
+    # quadratic regex backtracking took 3-57 s on these before the line-by-line scan
+    assert time.perf_counter() - start < 2.0

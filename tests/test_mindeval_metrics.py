@@ -1,0 +1,190 @@
+"""MindEval scores, breakdowns, meta-evaluation helpers and assertion helpers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from pytest_judgerel.errors import ConfigError, RatingsError
+from pytest_judgerel.mindeval.assertions import assert_judge_agrees_with_humans, assert_mindeval_score
+from pytest_judgerel.mindeval.judge import JudgeScore
+from pytest_judgerel.mindeval.metrics import (
+    breakdown,
+    group_by_patient,
+    interaction_score,
+    judge_mipsa,
+    kendall_vs_annotators,
+    ranking_agreement,
+    repeated_judge_summary,
+    sentence_count,
+    system_scores,
+    verbosity,
+)
+from pytest_judgerel.mindeval.profiles import sample_profiles
+
+
+def js(i, values):
+    scores = None if values is None else dict(zip(("CAC", "EPC", "AR", "TRA", "ASCQ"), values))
+    return JudgeScore(f"i{i}", scores, None if scores else "missing_axis: x", "", False, "m")
+
+
+@pytest.mark.parametrize("text,n", [
+    ("One. Two! Three?", 3),
+    ("I hear you.", 1),
+    ("It's about 3.5 hours, e.g. most nights. Does that fit?", 2),
+    ("First line\nSecond line\n\n- a bullet", 3),
+    ("Hmm... okay. Sure", 3),
+    ("", 0),
+    ('She said "stop." Then left.', 2),
+])
+def test_sentence_count(text, n):
+    assert sentence_count(text) == n
+
+
+def test_verbosity_on_messages():
+    msgs = [{"role": "user", "content": "Hello"},
+            {"role": "assistant", "content": "A. B. C. D. E."},
+            {"role": "user", "content": "Ok. Sure. Fine. Yes. No. Maybe."},
+            {"role": "assistant", "content": "A. B."}]
+
+    @dataclass
+    class I:
+        messages: list
+        turns: tuple = ()
+
+    v = verbosity(I(msgs))
+    assert v.per_turn == (5, 2) and v.mean_sentences == 3.5 and v.share_over_4 == 0.5 and v.n_turns == 2
+    with pytest.raises(RatingsError):
+        verbosity([I([{"role": "user", "content": "x"}])])
+
+
+def test_interaction_and_system_scores_exclude_failures():
+    a = [js(0, [3, 5, 3, 4, 2]), js(1, [4, 4, 4, 4, 4]), js(2, None)]
+    b = [js(3, [2, 2, 2, 2, 2])]
+    assert interaction_score(a[0]) == pytest.approx(3.4)
+    assert interaction_score(a[2]) is None
+    res = system_scores({"A": a, "B": b})
+    assert res["A"].mean == pytest.approx((3.4 + 4) / 2) and res["A"].n == 2 and res["A"].n_failed == 1
+    assert res["A"].axes["CAC"] == 3.5
+    with pytest.raises(RatingsError, match="no parsable"):
+        system_scores({"C": [js(0, None)]})
+
+
+def test_breakdown_by_severity_and_attribute():
+    profs = sample_profiles(40, 3)
+
+    @dataclass
+    class I:
+        profile: object
+
+    inters = [I(p) for p in profs]
+    scores = [js(i, [2 if p.severe else 4] * 5) for i, p in enumerate(profs)]
+    by_sev = breakdown(inters, scores)
+    assert by_sev["severe"].mean == 2 and by_sev["non_severe"].mean == 4
+    assert by_sev["severe"].n + by_sev["non_severe"].n == 40
+    by_region = breakdown(inters, scores, by="region")
+    assert set(by_region) <= {"urban", "suburban", "rural"}
+    by_fn = breakdown(inters, scores, by=lambda it: it.profile.age >= 45)
+    assert set(by_fn) <= {True, False}
+
+
+def test_kendall_vs_annotators_matches_scipy():
+    rng = np.random.default_rng(0)
+    human = rng.integers(1, 7, size=(30, 4)).astype(float)
+    human[3, 2] = np.nan
+    judge = np.nanmean(human, axis=1) + rng.normal(0, 0.5, 30)
+    res = kendall_vs_annotators(list(judge), human)
+    keep = ~np.isnan(human[:, 2])
+    assert res.per_annotator[2] == pytest.approx(kendalltau(judge[keep], human[keep, 2]).statistic)
+    assert res.vs_average == pytest.approx(kendalltau(judge, np.nanmean(human, axis=1)).statistic)
+    assert res.n == 30
+    with pytest.raises(RatingsError, match="interactions"):
+        kendall_vs_annotators([1, 2], human)
+
+
+def test_judge_mipsa_groups_by_patient_and_aligns_systems():
+    # 3 patients x 3 systems, listed in a shuffled system order
+    patients = ["p1", "p1", "p1", "p2", "p2", "p2", "p3", "p3", "p3"]
+    systems = ["b", "a", "c", "a", "c", "b", "c", "b", "a"]
+    truth = {"a": 3.0, "b": 2.0, "c": 1.0}
+    human = np.array([[truth[s], truth[s]] for s in systems])
+    human[8, 1] = np.nan
+    judge = [truth[s] for s in systems]
+    res = judge_mipsa(judge, human, patients, systems)
+    assert res.vs_average == 1.0 and res.per_annotator == (1.0, 1.0) and res.n_interactions == 3
+    flipped = [-v for v in judge]
+    assert judge_mipsa(flipped, human, patients, systems).vs_average == 0.0
+    assert group_by_patient([1, 2, 3], ["x", "x", "y"], ["b", "a", "a"]) == [[2, 1], [3]]
+    with pytest.raises(RatingsError, match="same system"):
+        group_by_patient([1, 2], ["x", "x"], ["a", "a"])
+
+
+def test_repeated_judge_summary_median_and_quartiles():
+    rng = np.random.default_rng(4)
+    human = rng.normal(size=(20, 3))
+    base = human.mean(axis=1)
+    runs = [list(base + rng.normal(0, s, 20)) for s in np.linspace(0.1, 1.5, 7)]
+    patients = [f"p{i // 2}" for i in range(20)]
+    systems = ["a", "b"] * 10
+    res = repeated_judge_summary(runs, human, patients, systems)
+    taus = sorted(kendall_vs_annotators(r, human).vs_average for r in runs)
+    assert res.n_runs == 7 and res.kendall.median == pytest.approx(taus[3])
+    assert res.kendall.q1 <= res.kendall.median <= res.kendall.q3
+    assert res.mipsa is not None and 0 <= res.mipsa.median <= 1
+
+
+def test_ranking_agreement_between_leaderboards():
+    a = {"x": 3.9, "y": 3.5, "z": 3.1, "w": 2.0}
+    b = {"x": 3.7, "y": 3.8, "z": 3.0, "w": 1.9}
+    res = ranking_agreement(a, b)
+    assert (res.n_agree, res.n_pairs) == (5, 6)
+    with pytest.raises(RatingsError):
+        ranking_agreement(a, {"x": 1})
+
+
+def test_assert_mindeval_score_passes_fails_and_records(monkeypatch):
+    import pytest_judgerel._recording as rec_mod
+
+    records = []
+    monkeypatch.setattr(rec_mod, "record", records.append)
+    good = [js(0, [4, 4, 4, 4, 4]), js(1, [3, 3, 3, 3, 3])]
+    assert assert_mindeval_score(good, min_mean=3.4) == pytest.approx(3.5)
+    assert records[-1]["kind"] == "mindeval_score" and records[-1]["passed"] is True
+    assert records[-1]["value"] == pytest.approx(3.5) and records[-1]["threshold"] == 3.4
+    with pytest.raises(AssertionError, match="mean MindEval score 3.500 < required 3.6"):
+        assert_mindeval_score(good, min_mean=3.6)
+    assert records[-1]["passed"] is False
+    with pytest.raises(AssertionError, match="1 of 3 judge replies could not be parsed"):
+        assert_mindeval_score(good + [js(2, None)], min_mean=1)
+    assert records[-1]["parse_failures"] == 1
+    assert assert_mindeval_score(good + [js(2, None)], min_mean=1, max_parse_failures=1) == pytest.approx(3.5)
+    assert assert_mindeval_score(good, axis="CAC", min_mean=3.5) == 3.5
+    with pytest.raises(ConfigError):
+        assert_mindeval_score(good, axis="XYZ")
+
+
+def test_assert_judge_agrees_with_humans(monkeypatch):
+    import pytest_judgerel._recording as rec_mod
+
+    records = []
+    monkeypatch.setattr(rec_mod, "record", records.append)
+    patients = [f"p{i // 3}" for i in range(12)]
+    systems = ["a", "b", "c"] * 4
+    human = np.array([[v, v + 0.5] for v in [5, 3, 1, 4, 2, 1, 6, 4, 2, 5, 4, 1]], dtype=float)
+    judge = list(human.mean(axis=1))
+    out = assert_judge_agrees_with_humans(judge, human, min_kendall=0.9, min_mipsa=1.0,
+                                          patients=patients, systems=systems)
+    assert out["kendall"] == pytest.approx(1.0) and out["mipsa"] == 1.0
+    assert [r["statistic"].split(" ")[0] for r in records] == ["Kendall", "MIPSA"]
+    assert all(r["kind"] == "agreement" and r["passed"] for r in records)
+    with pytest.raises(AssertionError, match="Kendall tau vs average annotator -1.000 < 0.5"):
+        assert_judge_agrees_with_humans([-v for v in judge], human, min_kendall=0.5)
+    with pytest.raises(ConfigError, match="patients"):
+        assert_judge_agrees_with_humans(judge, human, min_mipsa=0.5)
+    with pytest.raises(ConfigError):
+        assert_judge_agrees_with_humans(judge, human)
+    assert not math.isnan(out["kendall"])

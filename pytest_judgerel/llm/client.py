@@ -153,6 +153,23 @@ def _runtime() -> _Runtime:
         return _runtime_obj
 
 
+if hasattr(asyncio, "timeout"):  # Python >= 3.11: no extra task per call
+    _deadline = asyncio.timeout
+else:  # pragma: no cover - Python 3.10
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def _deadline(seconds: float):
+        task = asyncio.current_task()
+        handle = asyncio.get_running_loop().call_later(seconds, task.cancel)
+        try:
+            yield
+        except asyncio.CancelledError as exc:
+            raise TimeoutError(f"no answer within {seconds:.0f} s") from exc
+        finally:
+            handle.cancel()
+
+
 _open_clients: "weakref.WeakSet[LLMClient]" = weakref.WeakSet()
 
 
@@ -467,7 +484,9 @@ class LLMClient:
             async with runtime.semaphore(settings.max_concurrency):
                 started = time.perf_counter()
                 try:
-                    raw = await asyncio.wait_for(litellm.acompletion(**kwargs), kwargs["timeout"] * 1.5 + 5.0)
+                    # litellm enforces `timeout` per request; this outer bound only guards providers that ignore it
+                    async with _deadline(kwargs["timeout"] * 1.5 + 5.0):
+                        raw = await litellm.acompletion(**kwargs)
                     choice = raw.choices[0] if raw.choices else None
                     text = getattr(getattr(choice, "message", None), "content", None)
                     if not isinstance(text, str) or not text.strip():

@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .errors import ParseError
@@ -109,7 +109,6 @@ class ParseOutcome:
     value: float | None = None
     values: Mapping[str, float] | None = None
     failure: ParseFailure | None = None
-    extras: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def cause(self) -> str | None:

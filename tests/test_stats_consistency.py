@@ -132,3 +132,14 @@ def test_missing_repeats_are_averaged_and_omit_drops_empty_items():
     res = scale_consistency(data, nan_policy="omit")
     assert res.joint.n == 4 and res.joint.n_omitted == 1
     assert res.normalized[1, 0] == pytest.approx(2.5 / 5)
+
+
+def test_project_ratings_carry_their_own_scale_and_item_ids():
+    from pytest_judgerel.ratings import Ratings
+
+    t = np.array([0.1, 0.4, 0.8, 0.6, 0.3])
+    coarse = Ratings.from_array(np.column_stack([1 + 5 * t, 1 + 5 * t]), item_ids=list("abcde"), scale="1-6")
+    fine = Ratings.from_array((100 * t)[::-1, None], item_ids=list("edcba"), scale="0-100")
+    res = scale_consistency({"six-point": coarse, "percent": fine})
+    assert res.item_ids == tuple("abcde")
+    assert res.joint.value == pytest.approx(1.0)

@@ -88,13 +88,14 @@ def scale_consistency(
     items x repeats (or Ratings-like with ``to_matrix()``; ``item_ids`` are
     aligned when every entry exposes them).  ``scales``: optional mapping or
     sequence (in the order of ``ratings_by_scale``) of scale specs; by default
-    each key is parsed with :meth:`Scale.parse` (``"0-5"``, ``"0-100"`` ...).
+    an entry's own ``.scale`` (Ratings) is used, else its key is parsed with
+    :meth:`Scale.parse` (``"0-5"``, ``"0-100"`` ...).
     """
     names = list(ratings_by_scale)
     if len(names) < 2:
         raise ReliabilityError(f"scale consistency needs ratings on at least 2 scales, got {names}")
     canon = canonical_form(form)
-    specs = _scale_specs(names, scales)
+    specs = _scale_specs(names, scales, ratings_by_scale)
     columns, item_ids = _aligned_item_means(ratings_by_scale, names)
     normalized = np.column_stack([specs[name].normalize(col) for name, col in zip(names, columns)])
     for name, col in zip(names, normalized.T):
@@ -112,9 +113,10 @@ def scale_consistency(
     return ScaleConsistencyResult(tuple(names), canon, joint, pairs, normalized.shape[0], item_ids, normalized)
 
 
-def _scale_specs(names: list[str], scales: Any) -> dict[str, Scale]:
-    if scales is None:
-        return {n: Scale.parse(n) for n in names}
+def _scale_specs(names: list[str], scales: Any, ratings_by_scale: Mapping[str, Any]) -> dict[str, Scale]:
+    if scales is None:  # a Ratings-like entry's own .scale wins over parsing the key
+        return {n: ratings_by_scale[n].scale if isinstance(getattr(ratings_by_scale[n], "scale", None), Scale)
+                else Scale.parse(n) for n in names}
     if isinstance(scales, Mapping):
         missing = [n for n in names if n not in scales]
         if missing:

@@ -130,6 +130,7 @@ def _base():
           program_goal="reduce anxiety symptoms"), "goal"),
     (dict(education="high school diploma or GED", profession="Physician"), "needs more"),
     (dict(age=80), "age"),
+    (dict(gender_identity="Man", sexual_orientation="Lesbian"), "orientation"),
 ])
 def test_violations_detects_each_rule(change, needle):
     base = _base()

@@ -7,7 +7,7 @@ relationship status; living situation depends on relationship status; retired on
 stay-at-home parent only when living with children; unemployed/stay-at-home -> profession
 "none"; no "mostly partner" support without a partner; program goal depends on severity), plus
 a few realism rules of our own (profession needs its education level, children in the home need
-age >= 24, a goal never targets an absent symptom).  :func:`violations` checks all of them.
+age >= 24, a goal never targets an absent symptom, "Lesbian"/"Gay" follow gender identity).  :func:`violations` checks all of them.
 
 Reproducibility: all profiles draw from one ``numpy.random.Generator(PCG64(seed))``, one block
 of ``Generator.random`` doubles per profile (numpy specifies that stream bit-for-bit across
@@ -85,6 +85,18 @@ _P_GENDER_DIFFERS = 0.06
 
 _ORIENTATIONS_OTHER = ("Gay", "Lesbian", "Bisexual", "Pansexual", "Asexual", "Queer")
 _P_HETEROSEXUAL = 0.80
+_MAN_IDENTIFIED = ("Man", "Transgender man")
+_WOMAN_IDENTIFIED = ("Woman", "Transgender woman")
+
+
+def _orientations_for(gender: str) -> tuple[str, ...]:
+    """"Lesbian" is not offered to man-identified people, nor "Gay" (as distinct from lesbian)
+    to woman-identified people."""
+    if gender in _MAN_IDENTIFIED:
+        return tuple(o for o in _ORIENTATIONS_OTHER if o != "Lesbian")
+    if gender in _WOMAN_IDENTIFIED:
+        return tuple(o for o in _ORIENTATIONS_OTHER if o != "Gay")
+    return _ORIENTATIONS_OTHER
 
 _RACES = (
     "White", "Black or African American", "Hispanic or Latino", "East Asian", "South Asian",
@@ -445,7 +457,7 @@ def _sample_one(rng: Any, severity: str | None) -> PatientProfile:
         gender = d.pick(_TRANS_OR_NONBINARY[sex])
     else:
         gender = _CIS[sex]
-    orientation = "Heterosexual" if d.chance(_P_HETEROSEXUAL) else d.pick(_ORIENTATIONS_OTHER)
+    orientation = "Heterosexual" if d.chance(_P_HETEROSEXUAL) else d.pick(_orientations_for(gender))
     if gender in ("Woman", "Transgender woman"):
         name = d.pick(_FEMININE_NAMES + _NEUTRAL_NAMES[:6])
     elif gender in ("Man", "Transgender man"):
@@ -530,6 +542,8 @@ def violations(profile: PatientProfile) -> list[str]:
     missing = [k for k in ATTRIBUTE_KEYS if getattr(p, k, None) in (None, "")]
     if missing:
         out.append(f"empty attributes: {missing}")
+    if p.sexual_orientation in _ORIENTATIONS_OTHER and p.sexual_orientation not in _orientations_for(p.gender_identity):
+        out.append(f"orientation {p.sexual_orientation!r} with gender identity {p.gender_identity!r}")
     if not (MIN_AGE <= p.age <= MAX_AGE):
         out.append(f"age {p.age} outside {MIN_AGE}-{MAX_AGE}")
     try:

@@ -234,7 +234,7 @@ def load_dataset(name: str, criterion: str | None = None, subset: Any = None, *,
         layout=layout,
         template=meta.get("template"),
         template_keys=dict(meta.get("template_keys", {})),
-        meta=meta,
+        meta=json.loads(json.dumps(meta)),  # a private copy: the parsed files are cached
     )
 
 

@@ -350,3 +350,10 @@ def test_average_agreement_form_is_undefined_when_single_form_is_past_the_pole()
     assert icc(x, "A,1").value == pytest.approx(-2 / 3)  # pingouin would report ICC(A,k) = 6
     with pytest.raises(ReliabilityError, match=r"ICC\(A,k\) is undefined.*pole"):
         icc(x, "A,k")
+
+
+def test_an_empty_rater_column_is_named_instead_of_silently_dropped():
+    x = SF.copy()
+    x[:, 3] = np.nan  # pingouin would silently analyse the other 3 raters
+    with pytest.raises(ReliabilityError, match=r"rater\(s\) \[3\] have no ratings at all"):
+        icc(x, nan_policy="omit")

@@ -113,9 +113,11 @@ def drop_missing(
         )
     kept = arr[~missing.any(axis=1)]
     if kept.shape[0] < 2:
+        empty = np.flatnonzero(missing.all(axis=0))
+        hint = f"; rater(s) {_label(empty, rater_ids)} have no ratings at all, remove them" if empty.size else ""
         raise ReliabilityError(
             f"nan_policy='omit' dropped {bad_items.size} of {arr.shape[0]} items with missing ratings; "
-            f"{kept.shape[0]} complete item(s) remain, at least 2 are needed"
+            f"{kept.shape[0]} complete item(s) remain, at least 2 are needed{hint}"
         )
     return kept, int(bad_items.size)
 

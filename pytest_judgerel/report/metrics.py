@@ -92,6 +92,8 @@ class MetricPoint:
     judge: Mapping[str, Any] | None = None
     item_scores: Mapping[str, float] | None = field(default=None, compare=False)
     passed: bool | None = None
+    role: str = "main"  # "main" statistic of a record, "secondary" (nMAE of an agreement), or "group"
+    threshold: float | None = None
 
 
 def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
@@ -114,12 +116,15 @@ def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
         fp = judge_fingerprint(judge)
         scores = rec.get("item_scores") if isinstance(rec.get("item_scores"), Mapping) else None
         points.append(MetricPoint(base, stat, _num(rec.get("value")), direction, _ci(rec.get("ci")),
-                                  rec.get("n"), fp, judge, scores, rec.get("passed")))
+                                  rec.get("n"), fp, judge, scores, rec.get("passed"), "main",
+                                  _num(rec.get("threshold"))))
         secondary_nmae = stat != "nMAE" and _num(rec.get("nmae")) is not None
         if secondary_nmae:
             nm = unique(f"nMAE [{label}]" if label else "nMAE")
+            max_nmae = (rec.get("thresholds") or {}).get("max_nmae") if isinstance(rec.get("thresholds"),
+                                                                                    Mapping) else None
             points.append(MetricPoint(nm, "nMAE", _num(rec.get("nmae")), "max", None, rec.get("n"), fp, judge,
-                                      scores))
+                                      scores, None, "secondary", _num(max_nmae)))
         for gname, g in (rec.get("groups") or {}).items():
             if not isinstance(g, Mapping):
                 continue
@@ -128,8 +133,8 @@ def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
             else:
                 gval, gci = _num(g.get("value")), _ci(g.get("ci"))
             points.append(MetricPoint(f"{base} / {gname}", stat, gval, direction, gci, g.get("n"), fp, judge,
-                                      None, g.get("passed")))
+                                      None, g.get("passed"), "group"))
             if secondary_nmae and _num(g.get("nmae")) is not None:
                 points.append(MetricPoint(f"{nm} / {gname}", "nMAE", _num(g.get("nmae")), "max", None,
-                                          g.get("n"), fp, judge, None))
+                                          g.get("n"), fp, judge, None, None, "group"))
     return points

@@ -92,7 +92,11 @@ def write_baseline_section(tr: Any, comp: Mapping[str, Any]) -> None:
     if comp.get("error"):
         tr.write_line(f"baseline {path}: {comp['error']}", red=True)
         return
-    if not comp.get("found") and not comp.get("updated"):
+    if comp.get("updated") and not comp.get("found"):
+        tr.write_line(f"baseline CREATED: {path} with {c['new']} metric(s) of the tests that ran",
+                      green=True, bold=True)
+        return
+    if not comp.get("found"):
         tr.write_line(f"baseline {path} not found: {c['new']} metric(s) are new; run with "
                       "--judgerel-update-baseline to create it", yellow=True)
         return

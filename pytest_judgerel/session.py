@@ -106,6 +106,9 @@ class JudgerelSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker:
             return
+        s = self.settings
+        if not self.results and not self.crashed and not (s.json or s.html or s.baseline or s.history_dir):
+            return  # nothing judged, nothing to write: keep plain pytest runs free of report imports
         from .report.build import build_report
         from .report.gate import apply_outputs
 

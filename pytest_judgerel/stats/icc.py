@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
 import numpy as np
@@ -195,7 +196,7 @@ def icc_table(
     conf = _check_confidence(confidence)
     results = _compute(_anova(x), FORMS, conf, n_omitted)
     n, k = x.shape
-    return ICCTable(results=results, n=n, k=k, n_omitted=n_omitted, confidence=conf)
+    return ICCTable(results=MappingProxyType(results), n=n, k=k, n_omitted=n_omitted, confidence=conf)
 
 
 # ---------------------------------------------------------------------------- internals

@@ -273,3 +273,34 @@ def test_importing_the_package_is_cheap():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_cost_of_a_priced_model_is_recorded(server, cache_dir):
+    requests = [fake_request(server, f"price me {i}", model="openai/gpt-4o-mini") for i in range(2)]
+    with make_client(cache_dir) as client:
+        first = client.complete_many(requests)
+        assert client.stats.cost == pytest.approx(sum(r.cost for r in first))
+        spent = client.stats.snapshot()
+        again = client.complete_many(requests)
+        assert client.stats.since(spent).cost == 0.0  # hits spend nothing
+    assert all(r.cost > 0 for r in first)
+    assert [r.cost for r in again] == [r.cost for r in first]  # the recorded cost is kept with the entry
+
+
+STRICT_WARNINGS_TEST = '''
+from pytest_judgerel.llm import LLMClient, LLMSettings, LLMRequest, FakeLLMServer
+def test_calls_under_strict_warnings(tmp_path):
+    with FakeLLMServer(latency=0.0) as srv:
+        with LLMClient(LLMSettings(cache_dir=str(tmp_path), max_attempts=1)) as client:
+            out = client.complete_many([LLMRequest(model="openai/gpt-4o-mini", api_base=srv.url, api_key="k",
+                                                   messages=[{"role": "user", "content": f"hi{i}"}]) for i in range(3)])
+            assert len(out) == 3 and client.stats.retries == 0
+'''
+
+
+def test_litellm_warnings_do_not_break_tests_run_with_W_error(tmp_path):
+    (tmp_path / "test_strict.py").write_text(STRICT_WARNINGS_TEST)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error",
+                           "test_strict.py"], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout

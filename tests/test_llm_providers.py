@@ -111,3 +111,16 @@ def test_local_model_grammar_constrained_score(tmp_path):
     # a fresh call at temperature 0 with the same seed is reproducible
     with make_client(tmp_path / "d", cache_mode="off") as client:
         assert client.complete(requests[0]).text == answers[0].text
+
+
+def test_fake_server_answers_sixty_concurrent_connections_without_serialising(tmp_path):
+    import time
+
+    with FakeLLMServer(latency=0.3) as srv:
+        with make_client(tmp_path / "c", cache_mode="off", max_concurrency=60) as client:
+            client.complete(fake_request(srv, "warm"))
+            start = time.perf_counter()
+            out = client.complete_many([fake_request(srv, f"c{i}") for i in range(60)])
+            elapsed = time.perf_counter() - start
+        assert srv.max_in_flight == 60
+    assert len(out) == 60 and elapsed < 2.5  # one 0.3 s wave, not 60 x 0.3 s

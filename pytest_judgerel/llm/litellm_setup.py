@@ -35,7 +35,6 @@ def _apply_warning_filters() -> None:
     for message, category in LITELLM_WARNING_FILTERS:
         warnings.filterwarnings("ignore", message=message, category=category)
     warnings.filterwarnings("ignore", module=r"litellm(\..*)?")
-    warnings.filterwarnings("ignore", module=r"pydantic(\..*)?")
 
 
 def litellm_imported() -> bool:

@@ -158,6 +158,27 @@ def test_perm_both_exact_matches_vector(vectors):
     assert res.p_value == pytest.approx(v["exact_p_2^8_swaps"], abs=1e-15)
 
 
+def test_paired_permutation_with_gold_is_perm_both(vectors):
+    v = vectors["perm_both"]
+    res = paired_permutation(v["metric1"], v["metric2"], gold=v["gold"], exact=True)
+    assert res.p_value == pytest.approx(0.03125, abs=1e-15)
+    with pytest.raises(ReliabilityError, match="gold"):
+        paired_permutation(v["metric1"], v["metric2"], gold=v["gold"], alternative="less")
+
+
+def test_exact_mean_permutation_matches_explicit_enumeration():
+    import itertools
+
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=10), rng.normal(size=10)
+    d = a - b
+    null = [np.mean(np.array(s) * d) for s in itertools.product((1, -1), repeat=10)]
+    expected = sum(x >= d.mean() - 1e-12 for x in null) / 1024
+    assert paired_permutation(a, b, exact=True).p_value == pytest.approx(expected)
+    custom = paired_permutation(a, b, statistic=np.median, exact=True)
+    assert custom.n_permutations == 1024 and 0 < custom.p_value <= 1
+
+
 def test_perm_both_sampled_close_to_exact(vectors):
     v = vectors["perm_both"]
     res = perm_both(v["gold"], v["metric1"], v["metric2"], exact=False, n_resamples=20000, seed=0)

@@ -17,7 +17,6 @@ Tie convention used throughout (Kocmi / mt-metrics-eval): two annotators agree o
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -320,6 +319,7 @@ class PermutationResult:
 
 _ALTERNATIVES = ("greater", "less", "two-sided")
 _EXACT_AUTO_MAX_N = 16
+_EXACT_MAX_N = 20
 
 
 def _count_extreme(null: np.ndarray, observed: float, alternative: str) -> int:
@@ -340,15 +340,24 @@ def paired_permutation(
     seed: int | None = 12345,
     exact: bool | str = False,
     alternative: str = "greater",
+    gold: Sequence[float] | None = None,
+    correlation: str | Callable[[np.ndarray, np.ndarray], float] = "pearson",
 ) -> PermutationResult:
     """Paired permutation test: swap ``a_i`` and ``b_i`` independently with probability 1/2.
 
     ``statistic`` maps a score vector to a number (default: the mean); the test statistic is
     ``statistic(a') - statistic(b')``.  ``alternative="greater"`` tests "A better than B".
-    ``exact=True`` enumerates all 2^n masks (refused above n = 24); ``exact="auto"`` does so
+    ``exact=True`` enumerates all 2^n masks (refused above n = 20); ``exact="auto"`` does so
     for n <= 16 and samples otherwise.  Masks are drawn as
     ``np.random.default_rng(seed).integers(0, 2, size=(R, n))``.
+
+    With ``gold`` given, ``a`` and ``b`` are two metrics' scores and the test is PERM-BOTH
+    (see :func:`perm_both`): "metric a correlates better with gold than metric b".
     """
+    if gold is not None:
+        if statistic is not None or alternative != "greater":
+            raise ReliabilityError("with gold=, the statistic is the correlation with gold and alternative 'greater'")
+        return perm_both(gold, a, b, correlation=correlation, n_resamples=n_resamples, seed=seed, exact=exact)
     xa, xb = _paired_arrays(a, b)
     if alternative not in _ALTERNATIVES:
         raise ReliabilityError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
@@ -357,22 +366,25 @@ def paired_permutation(
         exact = n <= _EXACT_AUTO_MAX_N
     elif not isinstance(exact, bool):
         raise ReliabilityError(f"exact must be True, False or 'auto', got {exact!r}")
-    if exact and n > 24:
-        raise ReliabilityError(f"exact enumeration of 2^{n} masks is too large; use exact=False")
+    if exact and n > _EXACT_MAX_N:
+        raise ReliabilityError(f"exact enumeration of 2^{n} masks is too large (max n = {_EXACT_MAX_N}); use exact=False")
     if not exact and n_resamples < 1:
         raise ReliabilityError(f"n_resamples must be >= 1, got {n_resamples}")
 
     if exact:
-        masks = np.array(list(itertools.product((1, 0), repeat=n)), dtype=bool)
+        # row r is the binary expansion of r: all 2^n keep(1)/swap(0) masks
+        masks = ((np.arange(2**n, dtype=np.int64)[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(bool)
     else:
         rng = np.random.default_rng(seed)
         masks = rng.integers(0, 2, size=(n_resamples, n)).astype(bool)
-    h1 = np.where(masks, xa, xb)
-    h2 = np.where(masks, xb, xa)
     if statistic is None:
-        observed = float(xa.mean() - xb.mean())
-        null = h1.mean(axis=1) - h2.mean(axis=1)
+        # mean(h1) - mean(h2) = mean(sign * d) with sign = +1 (keep) / -1 (swap)
+        d = xa - xb
+        observed = float(d.mean())
+        null = np.where(masks, 1.0, -1.0) @ d / n
     else:
+        h1 = np.where(masks, xa, xb)
+        h2 = np.where(masks, xb, xa)
         observed = float(statistic(xa)) - float(statistic(xb))
         null = np.array([float(statistic(r1)) - float(statistic(r2)) for r1, r2 in zip(h1, h2)])
     if not math.isfinite(observed):

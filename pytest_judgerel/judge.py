@@ -190,6 +190,8 @@ class Judge:
         model's cell is the mean of its repeats."""
         if not models:
             raise ConfigError("rate_panel needs at least one model")
+        if len(set(models)) != len(models):
+            raise ConfigError(f"rate_panel got a model twice: {list(models)}")
         rows = _items(items)
         cols = [(f"{m}#r{r}", dict(model=m, sample_index=r)) for m in models for r in range(repeats)]
         results = self._run_many(rows, cols)

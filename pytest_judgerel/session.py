@@ -65,8 +65,8 @@ class JudgerelSession:
         now = self._client.stats.to_dict()
         out = {}
         for k, v in now.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                d = v - before.get(k, 0)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "hit_rate":
+                d = v - (before.get(k) or 0)
                 if d:
                     out[k] = d
         return out

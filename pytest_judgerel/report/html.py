@@ -172,7 +172,7 @@ def svg_heatmap(scales: Sequence[str], matrix: Sequence[Sequence[Any]], title: s
     """Inter-scale consistency heatmap: cell (i, j) = ICC between scale i and scale j."""
     n = len(scales)
     cell, left, top = 64, 90, 56
-    width, height = left + cell * n + 20, top + cell * n + 36
+    width, height = max(left + cell * n + 20, 330), top + cell * n + 36
     body = [_text(8, 18, title, 13, weight="600")]
     for j, s in enumerate(scales):
         body.append(_text(left + cell * j + cell / 2, top - 8, _short(str(s), 10), 11, "middle"))

@@ -13,6 +13,7 @@ evidence about a judge's quality.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import importlib.util
 import os
@@ -83,7 +84,20 @@ def _model() -> Any:
             with _quiet_native_stderr():
                 _llama = Llama(model_path=str(path), n_ctx=_N_CTX, verbose=False, seed=0,
                                n_threads=max(1, min(4, os.cpu_count() or 1)))
+            atexit.register(close_local_model)
     return _llama
+
+
+def close_local_model() -> None:
+    """Free the model now (registered at exit: llama_cpp's own __del__ fails during interpreter teardown)."""
+    global _llama
+    with _call_lock:
+        _grammars.clear()
+        if _llama is not None:
+            try:
+                _llama.close()
+            finally:
+                _llama = None
 
 
 def _grammar(text: str) -> Any:

@@ -156,3 +156,21 @@ def test_classification():
     assert classify_failure(Fake(503)).retryable
     assert not classify_failure(Fake(400)).retryable
     assert not classify_failure(Fake(404)).retryable
+
+
+@pytest.mark.parametrize("status", [408, 409, 500, 502, 503, 529])
+def test_retryable_statuses_from_a_scripted_provider(status, tmp_path):
+    model = unique_model()
+    calls = []
+
+    def once_failing(messages, **params):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ScriptedHTTPError(status, f"transient {status}")
+        return "recovered"
+
+    register_scripted(model, once_failing)
+    with make_client(tmp_path / "c") as client:
+        response = client.complete(LLMRequest(model=model, messages=[{"role": "user", "content": "x"}]))
+        assert client.stats.retries == 1
+    assert response.text == "recovered" and response.attempts == 2 and len(calls) == 2

@@ -119,3 +119,21 @@ def test_render_conversation_tags_and_roles():
     assert text == "<member>\nHello\n</member>\n\n<therapist>\nHi, how are you?\n</therapist>"
     with pytest.raises(ValueError, match="role"):
         render_conversation([{"role": "tool", "content": "x"}])
+
+
+@pytest.mark.parametrize("reply", [
+    "Clinical Accuracy & Competence" + " " * 50_000 + "x",
+    "criterion 1 " * 5_000,
+    "AR (" * 20_000,
+    "Clinical " + " " * 50_000 + "Accuracy",
+    "AI" + "-" * 50_000 + "Specific",
+    "- " * 25_000,
+], ids=["spaces-after-label", "criterion-prefixes", "open-parens", "spaces-in-label", "dashes", "bullets"])
+def test_pathological_replies_are_rejected_in_linear_time(reply):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ParseError):
+        parse_judge_reply(reply)
+    # the old backtracking pattern took > 10 s on the first input
+    assert time.perf_counter() - start < 1.0

@@ -57,26 +57,37 @@ _OUTPUT_FORMAT_HINT = (
 
 # ----------------------------------------------------------------------------- parser
 
+# Lines are whitespace-normalised (runs -> one space) before matching, and prefixes are
+# stripped token by token, so no pattern below has nested or adjacent unbounded quantifiers:
+# matching is linear in the line length even on pathological replies.
+
 def _label_alternatives(abbr: str, name: str) -> str:
-    words = [re.escape(w) for w in re.split(r"\s+", name.replace("&", " & "))]
-    body = r"\s*".join(w if w != "\\&" else r"(?:&|and)" for w in words)
-    body = body.replace(r"AI\-Specific", r"AI[\s-]*Specific")
+    words = [re.escape(w) for w in name.replace("&", " & ").split()]
+    body = " ?".join(w if w != "\\&" else "(?:&|and)" for w in words)
+    body = body.replace(r"AI\-Specific", r"AI[ -]{0,3}Specific")
     return rf"(?:{body}|{abbr})"
 
 
-_PREFIX = r"^\s*(?:[-•>+]\s*|\d+\s*[.)]\s*|criterion\s*\d+\s*[:.)\-–—]?\s*)*"
-_SEPARATOR = r"\s*(?:\((?P<suffix>[^)]*)\))?\s*(?:[:=\-–—]|\bscore\b\s*[:=]?)\s*"
+_PREFIX_TOKEN = re.compile(r"(?:[-•>+]|\d{1,3}[.)]|criterion ?\d{1,3} ?[:.)\-–—]?) ?", re.IGNORECASE)
+_SEPARATOR = r" ?(?:\((?P<suffix>[^)]*)\))? ?(?:[:=\-–—]|\bscore\b ?[:=]?) ?"
 _AXIS_RE = {
-    abbr: re.compile(_PREFIX + r"(?P<label>" + _label_alternatives(abbr, name) + r")\b" + _SEPARATOR + r"(?P<rest>.*)$",
+    abbr: re.compile(r"(?P<label>" + _label_alternatives(abbr, name) + r")\b" + _SEPARATOR + r"(?P<rest>.*)$",
                      re.IGNORECASE)
     for abbr, name in AXES.items()
 }
 _NUMBER_RE = re.compile(r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))")
-_SCALE_SUFFIX_RE = re.compile(r"^\s*(?:/\s*6(?:\.0+)?|out\s+of\s+6(?:\.0+)?)\b", re.IGNORECASE)
+_SCALE_SUFFIX_RE = re.compile(r"^ ?(?:/ ?6(?:\.0+)?|out of 6(?:\.0+)?)\b", re.IGNORECASE)
 
 
 def _clean_line(line: str) -> str:
-    return re.sub(r"[*_`#]", "", line).strip()
+    """Drop markdown emphasis/heading characters, collapse whitespace, strip list prefixes."""
+    text = " ".join(re.sub(r"[*_`#]", "", line).split())
+    pos = 0
+    while True:
+        m = _PREFIX_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            return text[pos:]
+        pos = m.end()
 
 
 def parse_judge_reply(reply: str) -> dict[str, float]:

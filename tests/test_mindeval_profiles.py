@@ -85,7 +85,7 @@ def test_sampler_does_not_touch_global_random_state():
     assert (random.random(), np.random.random()) == before
 
 
-@pytest.mark.parametrize("severity", ["severe", "non_severe"])
+@pytest.mark.parametrize("severity", ["severe", "non_severe", "not_severe"])
 def test_severity_filter(severity):
     profs = sample_profiles(500, 11, severity=severity)
     assert all(is_severe(p) == (severity == "severe") for p in profs)

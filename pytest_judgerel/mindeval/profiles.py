@@ -276,6 +276,7 @@ _GOALS_OTHER = (
 )
 
 _SEVERITY_FILTERS = (None, "severe", "non_severe")
+_SEVERITY_ALIASES = {"not_severe": "non_severe", "non-severe": "non_severe", "nonsevere": "non_severe"}
 
 
 # ----------------------------------------------------------------------------- data model
@@ -514,7 +515,7 @@ def sample_profiles(n: int, seed: int, severity: str | None = None) -> list[Pati
     """Sample ``n`` constrained profiles reproducibly.
 
     ``severity``: ``None`` (all), ``"severe"`` (depressive or anxious symptoms severe) or
-    ``"non_severe"`` (neither).  One ``Generator(PCG64(seed))`` stream is consumed profile after
+    ``"non_severe"`` (neither; ``"not_severe"`` is accepted too).  One ``Generator(PCG64(seed))`` stream is consumed profile after
     profile, so ``sample_profiles(10, s)[:5] == sample_profiles(5, s)``.  Profile ids are ``"s{seed}-{i}"``.
     """
     import numpy as np
@@ -523,6 +524,7 @@ def sample_profiles(n: int, seed: int, severity: str | None = None) -> list[Pati
         raise ConfigError(f"n must be a non-negative int, got {n!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed must be a non-negative int, got {seed!r}")
+    severity = _SEVERITY_ALIASES.get(severity, severity) if isinstance(severity, str) else severity
     if severity not in _SEVERITY_FILTERS:
         raise ConfigError(f"severity must be one of {_SEVERITY_FILTERS}, got {severity!r}")
     rng = np.random.Generator(np.random.PCG64(seed))

@@ -45,3 +45,34 @@ def test_processes_share_one_upstream_call_per_key(tmp_path):
     assert sum(r["hits"] for r in results) == 2 * distinct_keys
     assert results[0]["texts"] == results[1]["texts"] == results[2]["texts"]
     assert cache_stats(cache_dir).entries == distinct_keys
+
+
+XDIST_TESTS = r'''
+import os
+import pytest
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+
+@pytest.mark.parametrize("copy", range(4))
+def test_same_keys_from_every_worker(copy):
+    reqs = [LLMRequest(model="openai/fake", api_base=os.environ["FAKE_URL"], api_key="sk-x",
+                       messages=[{"role": "user", "content": f"item {i}"}], temperature=1.0, sample_index=i % 2)
+            for i in range(5)]
+    with LLMClient(LLMSettings(cache_dir=os.environ["CACHE_DIR"], timeout=30)) as client:
+        out = client.complete_many(reqs)
+    assert len(out) == 5 and all(r.text.isdigit() for r in out)
+'''
+
+
+def test_xdist_workers_share_the_cache_without_lock_errors(tmp_path):
+    import os
+
+    (tmp_path / "test_inner.py").write_text(XDIST_TESTS)
+    with FakeLLMServer(latency=0.2) as srv:
+        env = {**os.environ, "FAKE_URL": srv.url, "CACHE_DIR": str(tmp_path / "cache")}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                               "test_inner.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "4 passed" in done.stdout
+        assert srv.requests == 5
+    assert "database is locked" not in done.stdout + done.stderr

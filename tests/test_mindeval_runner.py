@@ -16,6 +16,7 @@ from pytest_judgerel.mindeval.interaction import (
     InteractionError,
     SamplingSettings,
     load_interactions,
+    run_interaction,
     run_interactions,
     save_interactions,
 )
@@ -312,3 +313,21 @@ def test_save_load_interactions_round_trip(client, profiles, tmp_path):
     assert back[0].profile == res[0].profile
     v = verbosity(res)
     assert v.n_turns == 4 and v.mean_sentences == 5 and v.share_over_4 == 1.0
+
+
+def test_run_interaction_generates_missing_backstory(client):
+    seen = []
+
+    def model(messages, **params):
+        prompt = messages[0]["content"]
+        if "Write exactly 4 paragraphs." in prompt:
+            return STORY
+        seen.append(prompt)
+        return "okay"
+
+    register_scripted("scripted/me-both", model)
+    prof = sample_profiles(1, 30)[0]
+    inter = run_interaction(prof, lambda m: "Hi.", client, patient_model="scripted/me-both", turns=2,
+                            clinician_name="single")
+    assert inter.profile.member_narrative == STORY
+    assert "Para one." in seen[0] and len(inter.messages) == 3

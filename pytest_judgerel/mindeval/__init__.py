@@ -20,7 +20,7 @@ _EXPORTS = {
     "generate_backstories": "backstory", "backstory_request": "backstory",
     # interaction
     "Interaction": "interaction", "Turn": "interaction", "SamplingSettings": "interaction",
-    "run_interactions": "interaction", "arun_interactions": "interaction",
+    "run_interactions": "interaction", "run_interaction": "interaction", "arun_interactions": "interaction",
     "InteractionError": "interaction", "save_interactions": "interaction", "load_interactions": "interaction",
     # judge
     "AXES": "judge", "AXIS_ABBREVIATIONS": "judge", "MindEvalJudge": "judge", "JudgeScore": "judge",

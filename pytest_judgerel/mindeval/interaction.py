@@ -32,6 +32,7 @@ __all__ = [
     "Interaction",
     "InteractionError",
     "run_interactions",
+    "run_interaction",
     "arun_interactions",
     "resolve_clinician",
     "save_interactions",
@@ -358,6 +359,27 @@ def run_interactions(profiles: Sequence[Any], clinician: Any, client: Any, turns
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def run_interaction(
+    profile: Any,
+    clinician: Any,
+    client: Any,
+    *,
+    patient_model: str,
+    backstory_model: str | None = None,
+    turns: int = 20,
+    **kwargs: Any,
+) -> Interaction:
+    """One patient, one clinician: generates the backstory first when the profile has none
+    (with ``backstory_model``, default ``patient_model``) unless the ``"role_only"`` patient
+    variant is used, then runs :func:`run_interactions`.  Convenient for per-test fixtures."""
+    if not getattr(profile, "member_narrative", None) and kwargs.get("patient_variant", "default") != "role_only":
+        from pytest_judgerel.mindeval.backstory import generate_backstories
+
+        (profile,) = generate_backstories([profile], backstory_model or patient_model, client)
+    (inter,) = run_interactions([profile], clinician, client, turns=turns, patient_model=patient_model, **kwargs)
+    return inter
 
 
 # ----------------------------------------------------------------------------- persistence

@@ -331,3 +331,26 @@ def test_run_interaction_generates_missing_backstory(client):
                             clinician_name="single")
     assert inter.profile.member_narrative == STORY
     assert "Para one." in seen[0] and len(inter.messages) == 3
+
+
+def test_patients_run_concurrently_against_a_fake_server(tmp_path):
+    import time
+
+    from pytest_judgerel.llm.fake_server import FakeLLMServer
+
+    with FakeLLMServer(latency=0.3) as srv:
+        client = LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"), max_concurrency=8, timeout=10.0))
+        try:
+            profs = [p.with_backstory(STORY) for p in sample_profiles(6, 40)]
+            start = time.perf_counter()
+            res = run_interactions(profs, "openai/fake-clinician", client, turns=2, patient_model="openai/fake-patient",
+                                   patient_api_base=srv.url, patient_api_key="sk-fake",
+                                   clinician_api_base=srv.url, clinician_api_key="sk-fake")
+            elapsed = time.perf_counter() - start
+        finally:
+            client.close()
+    assert len(res) == 6 and srv.requests == 12
+    assert srv.max_in_flight >= 6  # all six patients' turns were in flight together
+    assert elapsed < 6 * 2 * 0.3  # faster than sequential
+    assert res[0].settings["patient_api_base"] == srv.url
+    assert "sk-fake" not in str(res[0].to_dict())

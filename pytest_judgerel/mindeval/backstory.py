@@ -30,6 +30,8 @@ def backstory_request(
     max_tokens: int | None = None,
     sample_index: int = 0,
     namespace: str = "mindeval-backstory",
+    api_base: str | None = None,
+    api_key: str | None = None,
 ) -> Any:
     """The :class:`LLMRequest` for one profile's backstory (prompt = Figures 5-6)."""
     from pytest_judgerel.llm import LLMRequest
@@ -39,7 +41,7 @@ def backstory_request(
         model=model,
         messages=({"role": "user", "content": render_profile_prompt(profile)},),
         temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens,
-        sample_index=sample_index, namespace=namespace,
+        sample_index=sample_index, namespace=namespace, api_base=api_base, api_key=api_key,
         metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None)},
     )
 

@@ -195,7 +195,7 @@ def _mirror(turns: Sequence[Turn]) -> list[dict[str, str]]:
 
 async def _one_turn(
     client: Any, model: str, system_prompt: str, history: list[dict[str, str]], sampling: SamplingSettings,
-    *, role: str, pid: str, turn_no: int, max_retries: int, namespace: str,
+    *, role: str, pid: str, turn_no: int, max_retries: int, namespace: str, endpoint: Mapping[str, Any],
 ) -> Turn:
     from pytest_judgerel.llm import LLMRequest
 
@@ -207,6 +207,7 @@ async def _one_turn(
         request = LLMRequest(
             model=model, messages=messages, sample_index=sample_index, namespace=namespace,
             metadata={"mindeval": role, "profile": pid, "turn": turn_no}, **sampling.as_request_kwargs(),
+            **endpoint,
         )
         try:
             (resp,) = await client.acomplete_many([request])
@@ -236,7 +237,8 @@ async def _run_one(
     profile: Any, clinician_model: str, patient_model: str, client: Any, *, turns: int,
     patient_prompt: str, clinician_prompt: str, patient_sampling: SamplingSettings,
     clinician_sampling: SamplingSettings, max_turn_retries: int, namespace: str, settings: Mapping[str, Any],
-    on_finished: Callable[[Interaction], None] | None,
+    on_finished: Callable[[Interaction], None] | None, patient_endpoint: Mapping[str, Any],
+    clinician_endpoint: Mapping[str, Any],
 ) -> Interaction:
     from pytest_judgerel.mindeval.prompts import PATIENT_OPENING
 
@@ -246,12 +248,13 @@ async def _run_one(
         clin = await _one_turn(
             client, clinician_model, clinician_prompt, [{"role": t.role, "content": t.content} for t in history],
             clinician_sampling, role="clinician", pid=pid, turn_no=2 * round_no + 1,
-            max_retries=max_turn_retries, namespace=namespace,
+            max_retries=max_turn_retries, namespace=namespace, endpoint=clinician_endpoint,
         )
         history.append(clin)
         pat = await _one_turn(
             client, patient_model, patient_prompt, _mirror(history), patient_sampling, role="patient",
             pid=pid, turn_no=2 * round_no + 2, max_retries=max_turn_retries, namespace=namespace,
+            endpoint=patient_endpoint,
         )
         history.append(pat)
     inter = Interaction(profile, clinician_model, patient_model, tuple(history), dict(settings))
@@ -277,6 +280,10 @@ async def arun_interactions(
     namespace: str = "mindeval",
     output_path: str | Path | None = None,
     on_error: str = "raise",
+    patient_api_base: str | None = None,
+    patient_api_key: str | None = None,
+    clinician_api_base: str | None = None,
+    clinician_api_key: str | None = None,
 ) -> list[Interaction]:
     """Async version of :func:`run_interactions` (all patients run concurrently)."""
     from pytest_judgerel.mindeval.prompts import render_clinician_prompt, render_patient_prompt
@@ -300,7 +307,10 @@ async def arun_interactions(
         "turns": turns, "patient_variant": patient_variant, "short_turns": short_turns,
         "patient_sampling": asdict(psamp), "clinician_sampling": asdict(csamp),
         "max_turn_retries": max_turn_retries, "namespace": namespace,
+        "patient_api_base": patient_api_base, "clinician_api_base": clinician_api_base,  # keys never recorded
     }
+    patient_endpoint = {"api_base": patient_api_base, "api_key": patient_api_key}
+    clinician_endpoint = {"api_base": clinician_api_base, "api_key": clinician_api_key}
     prompts = [(render_patient_prompt(p, patient_variant), render_clinician_prompt(p, short_turns)) for p in profiles]
 
     sink_lock = threading.Lock()
@@ -315,7 +325,8 @@ async def arun_interactions(
     coros = [
         _run_one(p, clinician_model, patient_model, client, turns=turns, patient_prompt=pp, clinician_prompt=cp,
                  patient_sampling=psamp, clinician_sampling=csamp, max_turn_retries=max_turn_retries,
-                 namespace=namespace, settings=settings, on_finished=on_finished)
+                 namespace=namespace, settings=settings, on_finished=on_finished,
+                 patient_endpoint=patient_endpoint, clinician_endpoint=clinician_endpoint)
         for p, (pp, cp) in zip(profiles, prompts)
     ]
     results = await asyncio.gather(*coros, return_exceptions=True)
@@ -338,7 +349,9 @@ def run_interactions(profiles: Sequence[Any], clinician: Any, client: Any, turns
     patient LM.  Other keywords: ``patient_variant`` (``"default"`` = Figure 7, ``"no_format"``,
     ``"role_only"``), ``short_turns`` (ask the clinician for <= 4 sentences), sampling settings,
     ``max_turn_retries``, ``output_path`` (JSONL appended as each interaction finishes),
-    ``on_error`` (``"raise"`` or ``"skip"``).  Safe to call inside a running event loop.
+    ``on_error`` (``"raise"`` or ``"skip"``), ``patient_api_base``/``patient_api_key`` and
+    ``clinician_api_base``/``clinician_api_key`` (e.g. a local OpenAI-compatible server; keys
+    are never recorded).  Safe to call inside a running event loop.
     """
     coro_factory = lambda: arun_interactions(profiles, clinician, client, turns=turns, **kwargs)  # noqa: E731
     try:

@@ -292,6 +292,8 @@ class MindEvalJudge:
         max_tokens: int | None = None,
         reask: bool = True,
         namespace: str = "mindeval-judge",
+        api_base: str | None = None,
+        api_key: str | None = None,
     ):
         if not isinstance(model, str) or not model:
             raise ConfigError(f"MindEvalJudge model must be a litellm model name, got {model!r}")
@@ -306,6 +308,8 @@ class MindEvalJudge:
         self.settings = {"temperature": temperature, "top_p": top_p, "seed": seed, "max_tokens": max_tokens}
         self.reask = reask
         self.namespace = namespace
+        self.api_base = api_base
+        self._api_key = api_key
         self.stats = JudgeStats()
 
     # ---------------------------------------------------------------- prompt
@@ -328,7 +332,8 @@ class MindEvalJudge:
 
         return LLMRequest(
             model=self.model, messages=tuple(messages), sample_index=sample_index, namespace=self.namespace,
-            metadata={"mindeval": "judge", "interaction": interaction_id}, **self.settings,
+            metadata={"mindeval": "judge", "interaction": interaction_id}, api_base=self.api_base,
+            api_key=self._api_key, **self.settings,
         )
 
     # ---------------------------------------------------------------- scoring

@@ -10,7 +10,8 @@ starts and :meth:`JudgeProgress.on_call_done` after each call (from any thread).
   every 0.2 s; not shown when the line has no room.
 * Otherwise (CI logs) one full line at most every ``min_interval`` seconds
   (default 30, env ``JUDGEREL_PROGRESS_INTERVAL``), only for batches running
-  longer than that; pytest re-prints its file prefix after it.
+  longer than that, followed by pytest's current line prefix (file name, or the
+  test name with ``-v``) so pytest's next letter or word lands after it.
 
 Writes go through pytest's terminal reporter with capture suspended
 (``CaptureManager.global_and_fixture_disabled``, as live logging does), so the
@@ -149,8 +150,22 @@ class JudgeProgress:
         self._raw(erase + text)
 
     def _write_line(self, text: str) -> None:
+        """A full line; then pytest's current line prefix again, so its next letter lands after it."""
+        tr = self.terminal
+        cur = getattr(tr, "currentfspath", None)
+        prefix = None
+        if isinstance(cur, os.PathLike):
+            try:
+                prefix = os.path.relpath(os.fspath(cur), os.fspath(getattr(tr, "startpath", os.getcwd()))) + " "
+            except ValueError:
+                prefix = os.fspath(cur) + " "
+        elif isinstance(cur, str) and cur:
+            prefix = cur
         with self._uncaptured():
-            self.terminal.write_line(text)
+            if prefix is None:
+                tr.write_line(text)
+            else:
+                tr.write("\n" + text + "\n" + prefix, flush=True)
         self.lines_written += 1
 
     # ------------------------------------------------------------ pytest hooks

@@ -354,3 +354,35 @@ def test_patients_run_concurrently_against_a_fake_server(tmp_path):
     assert elapsed < 6 * 2 * 0.3  # faster than sequential
     assert res[0].settings["patient_api_base"] == srv.url
     assert "sk-fake" not in str(res[0].to_dict())
+
+
+def test_judge_call_failure_is_recorded_not_raised(client, profiles):
+    register_scripted("scripted/me-p2", lambda messages, **k: "fine")
+    inters = run_interactions(profiles[:2], lambda m: "Hi.", client, turns=2, patient_model="scripted/me-p2",
+                              clinician_name="jf")
+
+    def broken(messages, **k):
+        raise ScriptedHTTPError(400, "judge exploded")
+
+    register_scripted("scripted/me-broken-judge", broken)
+    judge = MindEvalJudge("scripted/me-broken-judge", client)
+    scores = judge.score(inters)
+    assert all(s.scores is None and s.failure.startswith("call_failed") for s in scores)
+    assert judge.stats.call_failures == 2 and judge.stats.parse_failures == 0
+
+
+def test_replay_mode_miss_fails_fast_with_the_turn(tmp_path, profiles):
+    calls = Counter()
+
+    def pat(messages, **k):
+        calls.hit(messages)
+        return "x"
+
+    register_scripted("scripted/me-replay", pat)
+    replay = LLMClient(LLMSettings(cache_dir=str(tmp_path / "empty"), cache_mode="replay"))
+    try:
+        with pytest.raises(InteractionError, match=r"turn 1 \(clinician.*replay mode"):
+            run_interactions(profiles[:1], "scripted/me-replay", replay, turns=2, patient_model="scripted/me-replay")
+    finally:
+        replay.close()
+    assert calls.n == 0

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pytest_judgerel.errors import ConfigError, JudgerelError, LLMCallError
+from pytest_judgerel.errors import CacheMissError, ConfigError, JudgerelError, LLMCallError
 
 __all__ = [
     "SamplingSettings",
@@ -211,6 +211,8 @@ async def _one_turn(
         )
         try:
             (resp,) = await client.acomplete_many([request])
+        except (CacheMissError, ConfigError) as exc:  # retrying cannot help: report at once
+            raise InteractionError(f"patient {pid}, turn {turn_no} ({role}, model {model}): {exc}") from exc
         except (LLMCallError, JudgerelError) as exc:
             last_problem = f"call failed: {exc}"
             resp = None

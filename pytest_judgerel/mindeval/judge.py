@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from pytest_judgerel.errors import ConfigError, ParseError
+from pytest_judgerel.errors import CacheMissError, ConfigError, ParseError
 
 __all__ = [
     "AXES",
@@ -259,9 +259,11 @@ class JudgeScore:
 
 @dataclass
 class JudgeStats:
-    """Counters of one :class:`MindEvalJudge`: replies, parse failures, re-asks."""
+    """Counters of one :class:`MindEvalJudge`: replies, failed calls (after the LLM layer's own
+    retries; recorded as ``JudgeScore.failure = "call_failed: ..."``), parse failures, re-asks."""
 
     replies: int = 0
+    call_failures: int = 0
     parse_failures: int = 0
     reasks: int = 0
     reask_successes: int = 0
@@ -343,12 +345,20 @@ class MindEvalJudge:
         items = list(interactions)
         first = [[{"role": "user", "content": self.prompt(it)}] for it in items]
         responses = self.client.complete_many(
-            [self._request(m, sample_index, it.interaction_id) for m, it in zip(first, items)]
+            [self._request(m, sample_index, it.interaction_id) for m, it in zip(first, items)],
+            return_exceptions=True,
         )
         results: list[JudgeScore | None] = [None] * len(items)
         retry: list[int] = []
         failures: dict[int, ParseError] = {}
         for i, resp in enumerate(responses):
+            if isinstance(resp, BaseException):
+                if isinstance(resp, (ConfigError, CacheMissError)):  # not a judge failure: report it
+                    raise resp
+                self.stats.call_failures += 1
+                results[i] = JudgeScore(items[i].interaction_id, None, f"call_failed: {resp}", "", False,
+                                        self.model, sample_index, False)
+                continue
             self.stats.replies += 1
             try:
                 scores = parse_judge_reply(resp.text)
@@ -367,8 +377,13 @@ class MindEvalJudge:
                 ]
                 follow.append(self._request(msgs, sample_index, items[i].interaction_id))
             self.stats.reasks += len(retry)
-            second = self.client.complete_many(follow)
+            second = self.client.complete_many(follow, return_exceptions=True)
             for i, resp in zip(retry, second):
+                if isinstance(resp, BaseException):
+                    if isinstance(resp, (ConfigError, CacheMissError)):
+                        raise resp
+                    self.stats.call_failures += 1
+                    continue  # keep the first reply's parse failure
                 self.stats.replies += 1
                 try:
                     scores = parse_judge_reply(resp.text)

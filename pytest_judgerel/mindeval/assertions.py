@@ -63,7 +63,8 @@ def assert_mindeval_score(
     mean = sum(values) / len(values) if values else math.nan
     problems = []
     if failures > max_parse_failures:
-        problems.append(f"{failures} of {len(dicts)} judge replies could not be parsed (allowed {max_parse_failures})")
+        problems.append(f"{failures} of {len(dicts)} judge replies could not be parsed or the call failed "
+                        f"(allowed {max_parse_failures})")
     if not values:
         problems.append("no parsable judge score")
     elif min_mean is not None and not mean >= min_mean:

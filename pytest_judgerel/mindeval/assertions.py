@@ -7,7 +7,7 @@ Each helper raises :class:`AssertionError` with a readable message and records a
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from pytest_judgerel.errors import ConfigError
 

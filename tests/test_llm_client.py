@@ -304,3 +304,26 @@ def test_litellm_warnings_do_not_break_tests_run_with_W_error(tmp_path):
                            "test_strict.py"], cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+def test_a_cancelled_caller_does_not_waste_the_answer_or_leak_the_lock(cache_dir):
+    with FakeLLMServer(latency=1.0) as srv:
+        client = make_client(cache_dir)
+        request = fake_request(srv, "slow one")
+
+        async def impatient():
+            await asyncio.wait_for(client.acomplete_many([request, request]), 0.3)
+
+        with pytest.raises(asyncio.TimeoutError):
+            asyncio.run(impatient())
+        start = time.perf_counter()
+        answer = client.complete(request)  # joins the call still in flight, or reads its stored answer
+        assert time.perf_counter() - start < 5.0
+        assert answer.cached and srv.requests == 1
+        client.close()
+    # the key lock was released: another client (same process, own lock object) gets the entry at once
+    with make_client(cache_dir, cache_mode="replay") as other:
+        assert other.complete(request).text == answer.text
+        lock = other.backend.key_lock(answer.key)
+        assert lock.acquire(0)
+        lock.release()

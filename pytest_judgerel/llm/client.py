@@ -375,36 +375,42 @@ class LLMClient:
             response = await asyncio.shield(pending)
             stats.hits += 1
             return replace(response, cached=True)
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self._inflight[key] = future
+        # The fill runs as its own task: if this caller is cancelled, the paid-for answer is
+        # still stored and the key lock released; later identical requests join it.
+        task = asyncio.get_running_loop().create_task(self._fill(request, key, backend))
+        self._inflight[key] = task
+
+        def forget(done: asyncio.Task, key: str = key) -> None:
+            if self._inflight.get(key) is done:
+                del self._inflight[key]
+            if not done.cancelled():
+                done.exception()  # mark retrieved: the error is re-raised to the waiting callers
+
+        task.add_done_callback(forget)
+        return await asyncio.shield(task)
+
+    async def _fill(self, request: LLMRequest, key: str, backend: Any) -> LLMResponse:
+        """Single-flight miss: take the key lock, re-check the cache, call upstream, store."""
+        stats = self.stats
         lock = backend.key_lock(key)
-        locked = False
+        locked = await self._acquire(lock)
         try:
-            locked = await self._acquire(lock)
             entry = backend.get(key)  # another process may have answered while we waited
             if self._usable(entry):
                 stats.hits += 1
-                response = self._from_entry(entry, key)
-            else:
-                stats.misses += 1
-                response = await self._call_upstream(request, key)
-                from pytest_judgerel.llm.cache import make_entry
+                return self._from_entry(entry, key)
+            stats.misses += 1
+            response = await self._call_upstream(request, key)
+            from pytest_judgerel.llm.cache import make_entry
 
-                backend.set(key, make_entry(key, key_fields(request), {
-                    "text": response.text, "model": response.model, "usage": dict(response.usage),
-                    "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
-                    "attempts": response.attempts}))
-            future.set_result(response)
+            backend.set(key, make_entry(key, key_fields(request), {
+                "text": response.text, "model": response.model, "usage": dict(response.usage),
+                "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
+                "attempts": response.attempts}))
             return response
-        except BaseException as exc:
-            if not future.done():
-                future.set_exception(exc)
-            raise
         finally:
             if locked:
                 lock.release()
-            self._inflight.pop(key, None)
 
     async def _acquire(self, lock: Any) -> bool:
         """Poll the cross-process key lock without blocking the loop."""

@@ -13,7 +13,10 @@ from pytest_judgerel.errors import ConfigError, RatingsError
 from pytest_judgerel.mindeval.assertions import assert_judge_agrees_with_humans, assert_mindeval_score
 from pytest_judgerel.mindeval.judge import JudgeScore
 from pytest_judgerel.mindeval.metrics import (
+    aligned_scores,
     breakdown,
+    judge_self_preference,
+    leaderboard,
     group_by_patient,
     interaction_score,
     judge_mipsa,
@@ -188,3 +191,32 @@ def test_assert_judge_agrees_with_humans(monkeypatch):
     with pytest.raises(ConfigError):
         assert_judge_agrees_with_humans(judge, human)
     assert not math.isnan(out["kendall"])
+
+
+def _scored(system, pid, values):
+    scores = None if values is None else dict(zip(("CAC", "EPC", "AR", "TRA", "ASCQ"), values))
+    return JudgeScore(f"{pid}::{system}", scores, None if scores else "x", "", False, "judge")
+
+
+def test_leaderboard_aligns_patients_and_drops_incomplete_ones():
+    rng = np.random.default_rng(8)
+    base = rng.uniform(2, 4, 30)
+    noise = rng.normal(0, 0.3, 30)
+    by_system = {
+        "good": [_scored("good", f"p{i}", [base[i] + 1] * 5) for i in range(30)],
+        "ok": [_scored("ok", f"p{i}", [base[i]] * 5) for i in reversed(range(30))],  # other order
+        "ok2": [_scored("ok2", f"p{i}", None if i == 3 else [base[i] + noise[i]] * 5) for i in range(30)],
+    }
+    aligned, kept, dropped = aligned_scores(by_system)
+    assert dropped == 1 and "p3" not in kept and len(kept) == 29
+    assert aligned["ok"][0] == pytest.approx(base[int(kept[0][1:])])
+    res = leaderboard(by_system, seed=1, n_resamples=300)
+    assert res.systems[0] == "good" and res.clusters == (1, 2, 2) and res.n_items == 29
+
+
+def test_judge_self_preference_on_judge_scores():
+    ref = {s: [_scored(s, f"p{i}", [v] * 5) for i in range(6)] for s, v in [("gpt", 3), ("claude", 4)]}
+    jud = {"gpt": [_scored("gpt", f"p{i}", [5] * 5) for i in range(6)],
+           "claude": [_scored("claude", f"p{i}", [4] * 5) for i in range(6)]}
+    res = judge_self_preference(ref, jud, "gpt")
+    assert res.rank_change == 1 and res.share_higher == 1.0 and res.n_interactions == 6

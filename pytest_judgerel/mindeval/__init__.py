@@ -30,7 +30,8 @@ _EXPORTS = {
     # metrics
     "verbosity": "metrics", "interaction_score": "metrics", "system_scores": "metrics",
     "breakdown": "metrics", "kendall_vs_annotators": "metrics", "judge_mipsa": "metrics",
-    "repeated_judge_summary": "metrics", "ranking_agreement": "metrics",
+    "repeated_judge_summary": "metrics", "ranking_agreement": "metrics", "leaderboard": "metrics",
+    "aligned_scores": "metrics", "judge_self_preference": "metrics",
     # assertions
     "assert_mindeval_score": "assertions", "assert_judge_agrees_with_humans": "assertions",
 }

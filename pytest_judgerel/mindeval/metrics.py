@@ -4,6 +4,8 @@
   Interactions whose judge reply could not be parsed are excluded and counted (``n_failed``).
 * Verbosity: sentences per clinician turn and the share of turns over 4 sentences (the
   paper's short-turn ablation and appendix D.3 use the 4-sentence line).
+* Leaderboards: :func:`leaderboard` aligns patients across systems and clusters them by
+  significance; :func:`judge_self_preference` compares two judges' leaderboards.
 * Meta-evaluation: Kendall tau (scipy tau-b) across interactions against each annotator and
   against the average annotator; MIPSA (equation 1, :func:`pytest_judgerel.stats.ranking.mipsa`);
   median and quartiles over repeated judge runs; pairwise accuracy of two leaderboards.
@@ -34,6 +36,9 @@ __all__ = [
     "group_by_patient",
     "repeated_judge_summary",
     "ranking_agreement",
+    "aligned_scores",
+    "leaderboard",
+    "judge_self_preference",
 ]
 
 AXES = ("CAC", "EPC", "AR", "TRA", "ASCQ")
@@ -334,3 +339,74 @@ def ranking_agreement(scores_a: Mapping[str, Any], scores_b: Mapping[str, Any]) 
     names = sorted(scores_a)
     val = lambda v: v.mean if isinstance(v, SystemScore) else float(v)  # noqa: E731
     return pairwise_accuracy([val(scores_a[n]) for n in names], [val(scores_b[n]) for n in names])
+
+
+# ----------------------------------------------------------------------------- leaderboards
+
+def _profile_of(score: Any, index: int) -> str:
+    iid = getattr(score, "interaction_id", None)
+    return str(iid).split("::", 1)[0] if iid else str(index)
+
+
+def aligned_scores(scores_by_system: Mapping[str, Sequence[Any]]) -> tuple[dict[str, list[float]], list[str], int]:
+    """Per-interaction means aligned by patient across systems.
+
+    Patients are identified by the ``profile_id`` part of ``JudgeScore.interaction_id`` (else by
+    position).  Only patients with a parsable score for every system are kept.  Returns
+    ``({system: [score per kept patient]}, kept patient ids, number of patients dropped)``.
+    """
+    if not scores_by_system:
+        raise RatingsError("no systems given")
+    per: dict[str, dict[str, float]] = {}
+    all_patients: list[str] = []
+    for name, scores in scores_by_system.items():
+        table: dict[str, float] = {}
+        for i, s in enumerate(scores):
+            pid = _profile_of(s, i)
+            if pid in table:
+                raise RatingsError(f"system {name!r} has two scores for patient {pid!r}")
+            if pid not in all_patients:
+                all_patients.append(pid)
+            v = interaction_score(s) if (hasattr(s, "scores") or isinstance(s, Mapping) or s is None) else float(s)
+            if v is not None and not math.isnan(v):
+                table[pid] = v
+        per[name] = table
+    kept = [p for p in all_patients if all(p in t for t in per.values())]
+    if not kept:
+        raise RatingsError("no patient has a parsable score for every system")
+    return {n: [t[p] for p in kept] for n, t in per.items()}, kept, len(all_patients) - len(kept)
+
+
+def leaderboard(
+    scores_by_system: Mapping[str, Sequence[Any]], test: str = "bootstrap", alpha: float = 0.05,
+    seed: int | None = 12345, n_resamples: int = 1000,
+) -> Any:
+    """MindEval-style leaderboard: systems sorted by mean score with significance clusters
+    (:func:`pytest_judgerel.stats.ranking.rank_systems`) on patients every system was scored on.
+    The returned ranking has ``n_items`` = patients kept; ``dropped`` patients are reported by
+    :func:`aligned_scores`."""
+    from pytest_judgerel.stats.ranking import rank_systems
+
+    aligned, _, _ = aligned_scores(scores_by_system)
+    return rank_systems(aligned, test=test, alpha=alpha, seed=seed, n_resamples=n_resamples)
+
+
+def judge_self_preference(
+    reference: Mapping[str, Sequence[Any]], judge: Mapping[str, Sequence[Any]], own_system: str
+) -> Any:
+    """Self-preference of a judge whose model is ``own_system`` against a reference judge, on the
+    patients both judges scored for every system (see ``stats.ranking.self_preference``)."""
+    from pytest_judgerel.stats.ranking import self_preference
+
+    ref, ref_ids, _ = aligned_scores(reference)
+    jud, jud_ids, _ = aligned_scores(judge)
+    common = [p for p in ref_ids if p in set(jud_ids)]
+    if not common:
+        raise RatingsError("the two judges share no fully scored patient")
+    ri = {p: i for i, p in enumerate(ref_ids)}
+    ji = {p: i for i, p in enumerate(jud_ids)}
+    return self_preference(
+        {n: [v[ri[p]] for p in common] for n, v in ref.items()},
+        {n: [v[ji[p]] for p in common] for n, v in jud.items()},
+        own_system,
+    )

@@ -293,6 +293,7 @@ def test_missing_baseline_warns_and_corrupt_baseline_fails_cleanly(proj: pytest.
     (proj.path / "baseline.json").write_text("{oops")
     r = _run(proj)
     assert r.ret == 1
-    r.stdout.fnmatch_lines(["judgerel gate FAILED: baseline baseline.json: baseline 'baseline.json' is not "
-                            "valid JSON*", "*2 passed*"])
+    r.stdout.fnmatch_lines(["judgerel gate FAILED: baseline 'baseline.json' is not valid JSON*", "*2 passed*"])
+    r = _run(proj, "--judgerel-report-only")  # not a judgement: fails even in report-only mode
+    assert r.ret == 1
     assert "Traceback" not in r.stdout.str() + r.stderr.str()

@@ -119,7 +119,7 @@ class BaselineComparison:
 
     def reasons(self) -> list[str]:
         """The gate's failure reasons: an unreadable baseline and every regression."""
-        out = [f"baseline {self.path}: {self.error}"] if self.error else []
+        out = [self.error] if self.error else []
         out += [f"{e.nodeid} {e.metric}: {e.reason}" for e in self.regressions]
         return out
 

@@ -49,6 +49,8 @@ def evaluate_gate(report: dict[str, Any], *, baseline: str | None, update_baseli
                     comparison.updated = True
                 except (OSError, ReportFormatError) as exc:
                     errors.append(f"could not write the baseline {baseline}: {exc}")
+        elif comparison.error:
+            errors.append(comparison.error)
         else:
             regressions = comparison.reasons()
     all_reasons = errors + regressions

@@ -90,7 +90,7 @@ def write_baseline_section(tr: Any, comp: Mapping[str, Any]) -> None:
     c = comp["counts"]
     path = comp.get("path")
     if comp.get("error"):
-        tr.write_line(f"baseline {path}: {comp['error']}", red=True)
+        tr.write_line(f"baseline unusable: {comp['error']}", red=True)
         return
     if comp.get("updated") and not comp.get("found"):
         tr.write_line(f"baseline CREATED: {path} with {c['new']} metric(s) of the tests that ran",

@@ -152,6 +152,22 @@ class DiskCacheBackend(CacheBackend):
     def key_lock(self, key: str) -> KeyLock:
         return _FileKeyLock(str(self.directory / "locks" / f"{key}.lock"))
 
+    def remove_idle_lock_files(self) -> int:
+        """Delete the lock files of keys no longer cached, skipping any lock held right now."""
+        removed = 0
+        for path in (self.directory / "locks").glob("*.lock"):
+            key = path.name[: -len(".lock")]
+            if key in self._cache:
+                continue
+            lock = _FileKeyLock(str(path))
+            if lock.acquire(0):
+                try:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+                finally:
+                    lock.release()
+        return removed
+
     def incr_stats(self, hits: int, misses: int) -> None:
         if hits:
             self._cache.incr(_STATS_PREFIX + "hits", hits)
@@ -294,4 +310,6 @@ def prune_cache(directory: str | os.PathLike[str], *, older_than_days: float | N
             if cutoff is not None and float(entry.get("response", {}).get("timestamp", 0.0)) >= cutoff:
                 continue
             deleted += backend.delete(key)
+        if isinstance(backend, DiskCacheBackend):
+            backend.remove_idle_lock_files()
     return deleted

@@ -327,3 +327,47 @@ def test_a_cancelled_caller_does_not_waste_the_answer_or_leak_the_lock(cache_dir
         lock = other.backend.key_lock(answer.key)
         assert lock.acquire(0)
         lock.release()
+
+
+def test_what_reaches_litellm_and_the_server(server, cache_dir):
+    client = make_client(cache_dir, timeout=7.5)
+    request = fake_request(server, "q", temperature=0.2, max_tokens=3, seed=9, stop=["\n"], grammar='root ::= "1"',
+                           metadata={"test": "t"}, extra_params={"presence_penalty": 0.1})
+    kwargs = client._litellm_kwargs(request)
+    assert kwargs["timeout"] == 7.5 and kwargs["max_retries"] == 0 and kwargs["num_retries"] == 0
+    assert "metadata" not in kwargs
+    client.complete(request)
+    client.close()
+    body = server.log[0]["body"]
+    assert body["grammar"] == 'root ::= "1"'  # llama.cpp-style servers read it from the JSON body
+    assert body["temperature"] == 0.2 and body["max_tokens"] == 3 and body["seed"] == 9
+    assert body["stop"] == ["\n"] and body["presence_penalty"] == 0.1
+    assert body["messages"] == [{"role": "user", "content": "q"}]
+
+
+LITELLM_ENV = r"""
+import json, os, sys
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings, register_scripted
+register_scripted("scripted/env", lambda messages, **p: "ok")
+with LLMClient(LLMSettings(cache_mode="off")) as client:
+    client.complete(LLMRequest(model="scripted/env", messages=[{"role": "user", "content": "x"}]))
+import litellm
+print(json.dumps({"cost_map": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP"),
+                  "offline": os.environ.get("LITELLM_OFFLINE_MODE"),
+                  "suppress": litellm.suppress_debug_info, "cache": litellm.cache is None}))
+"""
+
+
+@pytest.mark.parametrize("user_value", [None, "False"])
+def test_litellm_is_configured_offline_unless_the_user_chose(user_value):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    if user_value is not None:
+        env["LITELLM_LOCAL_MODEL_COST_MAP"] = user_value
+    done = subprocess.run([sys.executable, "-c", LITELLM_ENV], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["cost_map"] == (user_value or "True")
+    assert result["offline"] == "true"
+    assert result["suppress"] is True and result["cache"] is True

@@ -63,6 +63,12 @@ def test_replay_miss_names_test_model_and_prompt(server, cache_dir):
     assert server.requests == 0
 
 
+def test_replay_miss_without_metadata_names_the_running_test(server, cache_dir):
+    with make_client(cache_dir, cache_mode="replay") as client:
+        with pytest.raises(CacheMissError, match="test_replay_miss_without_metadata_names_the_running_test"):
+            client.complete(fake_request(server, "anything"))
+
+
 def test_refresh_calls_again_and_overwrites_once_per_session(cache_dir):
     model = unique_model()
     answers = iter(["first", "second", "third"])

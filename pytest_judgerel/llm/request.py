@@ -126,7 +126,14 @@ class LLMRequest:
 
     @property
     def test_name(self) -> str:
-        return str(self.metadata.get("test", "<unknown test>"))
+        """``metadata["test"]``, else the test pytest is running now (``PYTEST_CURRENT_TEST``)."""
+        name = self.metadata.get("test")
+        if name:
+            return str(name)
+        import os
+
+        current = os.environ.get("PYTEST_CURRENT_TEST", "")
+        return current.rsplit(" (", 1)[0] if current else "<unknown test>"
 
     def prompt_excerpt(self, limit: int = 160) -> str:
         """The last user message (or last message), shortened to ``limit`` characters."""

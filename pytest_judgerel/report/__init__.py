@@ -1,2 +1,9 @@
-"""Reports of pytest-judgerel: the session report dict (schema in docs/reports.md),
-terminal summary, JSON, HTML, baselines and run history."""
+"""Reports of pytest-judgerel (stdlib only; see docs/reports.md).
+
+``build`` the session report dict (``schema`` holds its versioned JSON schema and
+a validator), ``gate`` writes the outputs and decides the exit status,
+``terminal`` / ``html`` / ``junit`` render it, ``baseline`` compares with and
+updates a committed baseline, ``history`` keeps numbered runs, ``merge`` joins
+CI shards, ``progress`` shows judge-call progress, ``cli`` holds the
+``judgerel report ...`` / ``judgerel history ...`` commands.
+"""

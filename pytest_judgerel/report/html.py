@@ -232,7 +232,7 @@ def svg_scatter(pairs: Sequence[Sequence[Any]], title: str, *, size: int = 340) 
 
 
 # ---------------------------------------------------------------------- sections
-def _record_title(nodeid: str, rec: Mapping[str, Any]) -> str:
+def _record_title(rec: Mapping[str, Any]) -> str:
     return f"{rec.get('statistic', rec.get('kind', 'metric'))}" + (f" [{rec['label']}]" if rec.get("label") else "")
 
 
@@ -244,7 +244,7 @@ def _overview(report: Mapping[str, Any]) -> str:
                 continue
             soft = bool(rec.get("report_only") or report.get("report_only"))
             test = t["nodeid"].split("::", 1)[-1]
-            rows.append({"label": f"{test} \u00b7 {_record_title(t['nodeid'], rec)}", "value": rec.get("value"),
+            rows.append({"label": f"{test} \u00b7 {_record_title(rec)}", "value": rec.get("value"),
                          "ci": rec.get("ci"), "threshold": rec.get("threshold"),
                          "color": _verdict_color(rec.get("passed"), soft)})
     if not rows:
@@ -284,7 +284,7 @@ def _record_card(nodeid: str, rec: Mapping[str, Any], report_only: bool) -> str:
     op = "\u2264" if rec.get("direction") == "max" else "\u2265"
     ci = rec.get("ci")
     ci_txt = f" [CI {_f(ci[0])}, {_f(ci[1])}]" if ci and None not in ci else ""
-    head = (f"<div><b>{escape(_record_title(nodeid, rec))}</b> = {_f(rec.get('value'), 4)}{escape(ci_txt)} "
+    head = (f"<div><b>{escape(_record_title(rec))}</b> = {_f(rec.get('value'), 4)}{escape(ci_txt)} "
             f"&nbsp; threshold {op} {_f(rec.get('threshold'))} &nbsp; n={escape(str(rec.get('n', '-')))} "
             f"k={escape(str(rec.get('k', '-')))} &nbsp; {verdict}</div>")
     plots = []

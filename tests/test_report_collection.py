@@ -112,8 +112,10 @@ def test_worker_crash_keeps_other_records_and_lists_the_crash(project: pytest.Py
 
 
 def test_only_the_controller_writes_the_report(project: pytest.Pytester) -> None:
-    result, report = _run(project, "-n", "2", "--judgerel-history=hist")
+    result, report = _run(project, "-n", "2", "--judgerel-history=hist", "--judgerel-html=report.html")
     assert result.ret == 1
+    html = (project.path / "report.html").read_text()
+    assert all(t["nodeid"] in html for t in report["tests"] if t["records"])
     # one report and one history run, holding the records of tests from both workers
     assert [p.name for p in (project.path / "hist").iterdir()] == [
         f"0001_{report['run']['fingerprint']}.json"]

@@ -241,3 +241,21 @@ def test_tty_progress_leaves_the_result_line_intact(pytester: pytest.Pytester) -
     assert re.fullmatch(r"test_p\.py F\. +\[100%\]", result_line), result_line
     assert not any("[judgerel: " in line for line in lines), [line for line in lines if "[judgerel" in line]
     assert any("1 failed, 1 passed" in line for line in lines)
+
+
+def test_from_config_returns_one_registered_instance(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+import pytest
+from pytest_judgerel.report.progress import JudgeProgress
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    a = JudgeProgress.from_config(config)
+    b = JudgeProgress.from_config(config)
+    assert a is b and config.pluginmanager.get_plugin("judgerel-progress") is a
+    print("SAME", a is b)
+""")
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["SAME True"])

@@ -63,6 +63,9 @@ class JudgeProgress:
         """A registered progress display for this process, or ``None`` (xdist worker, ``-qq``, no terminal)."""
         if hasattr(config, "workerinput"):
             return None
+        existing = config.pluginmanager.get_plugin("judgerel-progress")
+        if existing is not None:
+            return existing
         tr = config.pluginmanager.getplugin("terminalreporter")
         if tr is None or (getattr(config.option, "verbose", 0) or 0) < -1:
             return None

@@ -137,6 +137,30 @@ class _Runtime:
     def submit(self, coro: Any) -> concurrent.futures.Future:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Cancel what still runs on the loop (e.g. litellm's logging tasks) and stop it.
+
+        Called at exit: a daemon thread frozen in the middle of an import during interpreter
+        finalization deadlocks the next import (seen with litellm's HTTP-client ``__del__``).
+        """
+        if self.pid != os.getpid() or not self.thread.is_alive():
+            return
+
+        async def cancel_rest() -> None:
+            current = asyncio.current_task()
+            rest = [task for task in asyncio.all_tasks() if task is not current]
+            for task in rest:
+                task.cancel()
+            if rest:
+                await asyncio.wait(rest, timeout=timeout / 2)
+
+        try:
+            self.submit(cancel_rest()).result(timeout)
+        except Exception:
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout)
+
 
 _runtime_lock = threading.Lock()
 _runtime_obj: _Runtime | None = None
@@ -150,6 +174,7 @@ def _runtime() -> _Runtime:
     with _runtime_lock:
         if _runtime_obj is None or _runtime_obj.pid != os.getpid():  # first use, or a forked child
             _runtime_obj = _Runtime()
+            atexit.register(_runtime_obj.shutdown)
         return _runtime_obj
 
 

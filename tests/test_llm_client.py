@@ -377,3 +377,15 @@ def test_litellm_is_configured_offline_unless_the_user_chose(user_value):
     assert result["cost_map"] == (user_value or "True")
     assert result["offline"] == "true"
     assert result["suppress"] is True and result["cache"] is True
+
+
+def test_processes_that_called_litellm_exit_promptly():
+    """Regression: without stopping the LLM loop at exit, about 1 exit in 2 deadlocked in
+    litellm's HTTP-client ``__del__`` (an import blocked by a daemon thread frozen mid-import)."""
+    import os
+
+    code = "import faulthandler\nfaulthandler.dump_traceback_later(45, exit=True)\n" + LITELLM_ENV
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr[-3000:]

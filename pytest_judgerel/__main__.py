@@ -91,8 +91,15 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
 
 
 #: name -> function adding the command's subparser (each parser sets ``func``).
+def _add_report_and_history(subparsers: argparse._SubParsersAction) -> None:
+    from pytest_judgerel.report.cli import register
+
+    register(subparsers)  # adds "report" (merge/compare/html/validate) and "history" (list/compare)
+
+
 COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "cache": _add_cache,
+    "report": _add_report_and_history,
 }
 
 

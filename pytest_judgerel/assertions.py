@@ -323,6 +323,9 @@ def assert_agreement(
         "groups": groups,
         "worst_items": worst,
         "pairs": _scatter_pairs(judge_ratings, human_ratings),
+        # per-item loss (|judge - human| / scale range, lower is better): enables the paired
+        # signed-rank test of the baseline comparison (report/baseline.py)
+        "item_scores": {str(i): float(e) for i, e in res.item_errors.items()},
         "parse_failures": _n_parse_failures(judge_ratings),
         "judge": _provenance(judge_ratings),
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -396,8 +397,10 @@ def grammar_for(output: str, scale: Scale, keys: Sequence[str] | None = None) ->
     Used for the embedded model (and ``constrain="always"``) so every reply parses.
     """
     if scale.fractional:
-        whole = [str(int(v)) for v in range(int(scale.low), int(scale.high) + 1)]
-        num = "(" + " | ".join(f'"{w}"' for w in reversed(whole)) + ') ("." [0-9])?'
+        # whole part below the top may take one decimal; the top itself only ".0" (5.5 is not on 0-5)
+        below = [str(v) for v in range(int(math.ceil(scale.low)), int(math.floor(scale.high)))]
+        top = _gnum(scale.high)
+        num = f'("{top}" (".0")? | (' + " | ".join(f'"{w}"' for w in reversed(below)) + ') ("." [0-9])?)'
     else:
         pts = scale.points or []
         num = "(" + " | ".join(f'"{_gnum(p)}"' for p in sorted(pts, key=lambda v: -len(_gnum(v)))) + ")"

@@ -164,4 +164,7 @@ def resolve_settings(config: Any) -> Settings:
         raise ConfigError("timeout must be positive")
     if out["cache_dir"] is None:
         out["cache_dir"] = os.path.join(str(config.rootpath), ".judgerel_cache")
+    elif not os.path.isabs(out["cache_dir"]):
+        # relative to the rootdir, so every xdist worker and every invocation directory agree
+        out["cache_dir"] = os.path.join(str(config.rootpath), out["cache_dir"])
     return Settings(out)

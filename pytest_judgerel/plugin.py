@@ -84,7 +84,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         session = item.config.stash.get(SESSION_KEY, None)
         calls = session.call_delta(item.stash.get(_CALLS_BEFORE, {})) if session else {}
         if records or calls:
-            report.user_properties.append(("judgerel", {"records": records, "calls": calls}))
+            # Transport on a plain attribute (xdist serialises report.__dict__), not on
+            # user_properties: junitxml would print the whole payload as a Python repr.
+            report.judgerel = {"records": records, "calls": calls}
+            if records:
+                from .report.junit import junit_properties
+
+                item.user_properties.extend(junit_properties(records))  # junitxml reads the teardown report
     return report
 
 

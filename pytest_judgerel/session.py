@@ -34,6 +34,11 @@ class JudgerelSession:
         self._client = None
         self._client_lock = threading.Lock()
         self.started = time.time()
+        self.progress = None
+        if not self.is_worker and self.settings.progress:
+            from .report.progress import JudgeProgress
+
+            self.progress = JudgeProgress.from_config(config)
 
     # ------------------------------------------------------------ LLM client
     @property
@@ -54,6 +59,7 @@ class JudgerelSession:
                         max_attempts=s.max_attempts,
                     )
                 )
+                self._client.progress = self.progress
             return self._client
 
     def call_snapshot(self) -> dict[str, Any]:
@@ -71,6 +77,11 @@ class JudgerelSession:
                     out[k] = d
         return out
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # flush hit/miss counters into the cache (for `judgerel cache stats`) and release it
+        if self._client is not None:
+            self._client.close()
+
     def header_lines(self) -> list[str]:
         s = self.settings
         model = s.model or "(default)"
@@ -79,14 +90,12 @@ class JudgerelSession:
 
     # ------------------------------------------------------------ collection
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        entry = None
-        for name, value in report.user_properties:
-            if name == "judgerel":
-                entry = value
+        entry = getattr(report, "judgerel", None)
         if entry is None and report.nodeid not in self.results:
             return
         res = self.results.setdefault(report.nodeid, {"nodeid": report.nodeid, "records": [], "calls": {},
-                                                      "outcome": "passed"})
+                                                      "outcome": "passed",
+                                                      "worker": getattr(report, "worker_id", None)})
         if entry is not None:
             res["records"].extend(entry.get("records", []))
             for k, v in (entry.get("calls") or {}).items():

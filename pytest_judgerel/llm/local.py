@@ -27,7 +27,7 @@ __all__ = ["LOCAL_MODEL", "PROVIDER", "local_model_available", "local_model_path
 
 PROVIDER = "local"
 LOCAL_MODEL = "local/smollm2"
-_N_CTX = 2048
+_N_CTX = 8192  # SmolLM2's trained context; MindEval's judge prompt alone is ~2,500 tokens
 
 _load_lock = threading.Lock()
 _call_lock = threading.Lock()
@@ -127,6 +127,8 @@ def generate(messages: list[dict], optional_params: dict) -> dict:
         stop = optional_params["stop"]
         params["stop"] = [stop] if isinstance(stop, str) else list(stop)
     seed = optional_params.get("seed")
+    if seed is None:
+        seed = optional_params.get("sample_seed")  # derived from the cache key: one draw per sample index
     params["seed"] = int(seed) if seed is not None else 0
     if optional_params.get("grammar"):
         params["grammar"] = _grammar(optional_params["grammar"])

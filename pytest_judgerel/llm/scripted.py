@@ -3,7 +3,9 @@
 ``register_scripted("scripted/echo", fn)`` makes model ``"scripted/echo"`` usable
 through litellm (a ``litellm.CustomLLM`` in ``litellm.custom_provider_map``, sync
 and async).  ``fn(messages, **params) -> str`` receives the chat messages and the
-sampling parameters (temperature, max_tokens, seed, top_p, stop, grammar, ...).
+sampling parameters (temperature, max_tokens, seed, top_p, stop, grammar, ...) and
+``sample_seed``: an integer derived from the cache key (so it differs between repeated
+samples of one prompt), for scripts that simulate sampling reproducibly.
 To simulate provider failures, ``fn`` raises :class:`ScriptedHTTPError` with an
 HTTP status (429 may carry ``retry_after``); any other exception from ``fn`` is
 reported as a 400 (a bug in the script is not worth retrying).
@@ -65,7 +67,8 @@ def scripted_models() -> list[str]:
         return sorted(f"{PROVIDER}/{name}" for name in _scripts)
 
 
-_PASSED_PARAMS = ("temperature", "max_tokens", "seed", "top_p", "stop", "grammar", "response_format", "tools")
+_PASSED_PARAMS = ("temperature", "max_tokens", "seed", "top_p", "stop", "grammar", "response_format", "tools",
+                  "sample_seed")
 
 
 def _to_litellm_error(litellm: Any, exc: ScriptedHTTPError, model: str) -> Exception:

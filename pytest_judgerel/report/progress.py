@@ -65,6 +65,8 @@ class JudgeProgress:
             return None
         existing = config.pluginmanager.get_plugin("judgerel-progress")
         if existing is not None:
+            if min_interval is not None:
+                existing.min_interval = min_interval
             return existing
         tr = config.pluginmanager.getplugin("terminalreporter")
         if tr is None or (getattr(config.option, "verbose", 0) or 0) < -1:

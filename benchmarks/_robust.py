@@ -1150,5 +1150,31 @@ def calls_from_cache(cache_dir: str | os.PathLike, limit: int | None = None) -> 
     return out
 
 
+def calls_from_interactions(interactions: Sequence[Any], judge: Any) -> list[dict]:
+    """The calls a MindEval run sent, rebuilt from its conversations (for the bare loop without a cache)."""
+    from pytest_judgerel.mindeval.interaction import _mirror
+    from pytest_judgerel.mindeval.prompts import render_clinician_prompt, render_patient_prompt
+
+    out = []
+    for inter in interactions:
+        s = inter.settings
+        psamp, csamp = s.get("patient_sampling", {}), s.get("clinician_sampling", {})
+        patient_sys = render_patient_prompt(inter.profile, s.get("patient_variant", "default"))
+        clinician_sys = render_clinician_prompt(inter.profile, s.get("short_turns", False))
+        turns = list(inter.turns)
+        for i in range(1, len(turns)):
+            hist = turns[:i]
+            if turns[i].role == "assistant":
+                msgs = [{"role": "system", "content": clinician_sys}] + [{"role": t.role, "content": t.content} for t in hist]
+                model, samp = inter.clinician, csamp
+            else:
+                msgs = [{"role": "system", "content": patient_sys}] + _mirror(hist)
+                model, samp = inter.patient_model, psamp
+            out.append({"model": model, "messages": msgs, **{k: samp.get(k) for k in ("temperature", "top_p", "seed", "max_tokens")}})
+        out.append({"model": judge.model, "messages": [{"role": "user", "content": judge.prompt(inter)}],
+                    **judge.settings})
+    return out
+
+
 if __name__ == "__main__" and len(sys.argv) >= 2 and sys.argv[1] == "serve":
     _serve(float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "default")

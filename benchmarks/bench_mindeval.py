@@ -37,6 +37,8 @@ def main() -> int:
     ap.add_argument("--patients", type=int, default=50)
     ap.add_argument("--turns", type=int, default=20)
     ap.add_argument("--latency", type=float, default=0.05)
+    ap.add_argument("--cache", choices=["temp", "off"], default="temp",
+                    help="a fresh temporary cache (default settings, record mode) or cache_mode='off'")
     ap.add_argument("--sample", type=int, default=1050, help="recorded calls replayed by the bare litellm loop")
     args = ap.parse_args()
 
@@ -52,7 +54,7 @@ def main() -> int:
         conc = LLMSettings().max_concurrency
         profiles = [p.with_backstory(STORY) for p in sample_profiles(args.patients, 4)]
         with tempfile.TemporaryDirectory(prefix="judgerel-mindeval-bench-") as cache:
-            client = LLMClient(LLMSettings(cache_dir=cache))
+            client = LLMClient(LLMSettings(cache_dir=cache, cache_mode="record" if args.cache == "temp" else "off"))
             # warm-up outside the timing (imports, prompt files, connection pool): one short conversation
             warm = [p.with_backstory(STORY) for p in sample_profiles(1, 999)]
             run_interactions(warm, "openai/clinician-warm", client, turns=2, patient_model="openai/patient-warm")
@@ -67,8 +69,11 @@ def main() -> int:
             cpu = time.process_time() - cpu0
             stats = client.stats.since(before)
             client.close()
-            # CPU floor on the same calls: replay the recorded requests through a bare litellm loop
-            recorded = R.calls_from_cache(cache)
+            # CPU floor on the same calls: replay the requests through a bare litellm loop
+            if args.cache == "temp":
+                recorded = R.calls_from_cache(cache)
+            else:  # rebuild them from the conversations (what the runner sent, system prompts included)
+                recorded = R.calls_from_interactions(inters, judge)
             cpu_per_call, bare_wall = R.bare_litellm_cpu_per_call(url, min(args.sample, len(recorded)), conc,
                                                                   calls=recorded)
             args.sample = min(args.sample, len(recorded))
@@ -84,6 +89,7 @@ def main() -> int:
     bound = max(latency_bound, floor)
     ok_scores = sum(1 for s in scores if s.ok)
     turns_ok = all(len(i.turns) == args.turns + 1 for i in inters)
+    print(f"cache: {args.cache}")
     print(f"mindeval: {args.patients} patients x {args.turns} turns + judge = {calls} calls, L = {L * 1000:.0f} ms, "
           f"concurrency {conc}, load {os.getloadavg()[0]:.2f}")
     print(f"  upstream calls {stats.misses} (retries {stats.retries}), conversations complete {turns_ok}, "

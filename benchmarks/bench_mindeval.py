@@ -39,6 +39,8 @@ def main() -> int:
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--cache", choices=["temp", "off"], default="temp",
                     help="a fresh temporary cache (default settings, record mode) or cache_mode='off'")
+    ap.add_argument("--profile", action="store_true", help="thread-CPU cProfile of the caller and LLM loop threads")
+    ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--sample", type=int, default=1050, help="recorded calls replayed by the bare litellm loop")
     args = ap.parse_args()
 
@@ -58,6 +60,15 @@ def main() -> int:
             # warm-up outside the timing (imports, prompt files, connection pool): one short conversation
             warm = [p.with_backstory(STORY) for p in sample_profiles(1, 999)]
             run_interactions(warm, "openai/clinician-warm", client, turns=2, patient_model="openai/patient-warm")
+            profilers = None
+            if args.profile:
+                import cProfile
+
+                from pytest_judgerel.llm.client import _runtime
+
+                profilers = (cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time))
+                _runtime().loop.call_soon_threadsafe(profilers[1].enable)
+                profilers[0].enable()
             before = client.stats.snapshot()
             cpu0, t0 = time.process_time(), time.perf_counter()
             inters = run_interactions(profiles, "openai/clinician", client, turns=args.turns,
@@ -67,6 +78,12 @@ def main() -> int:
             scores = judge.score(inters)
             wall = time.perf_counter() - t0
             cpu = time.process_time() - cpu0
+            if profilers:
+                from pytest_judgerel.llm.client import _runtime
+
+                profilers[0].disable()
+                _runtime().loop.call_soon_threadsafe(profilers[1].disable)
+                time.sleep(0.2)
             stats = client.stats.since(before)
             client.close()
             # CPU floor on the same calls: replay the requests through a bare litellm loop
@@ -104,6 +121,18 @@ def main() -> int:
     ok = wall / bound <= GOAL and ok_scores == len(scores) == args.patients and turns_ok
     print(f"mindeval_wall_vs_bound: {wall / bound:.2f}x (wall {wall:.1f} s, bound {bound:.1f} s = max({args.turns + 1} L {path:.2f} s, "
           f"calls/conc x L {calls / conc * L:.2f} s, cpu floor {floor:.2f} s)) goal<={GOAL}x {'PASS' if ok else 'FAIL'}")
+    if profilers:
+        import pstats
+
+        n = args.patients * (args.turns + 1)
+        for name, prof in zip(("caller thread (runner loop, judge)", "LLM loop thread"), profilers):
+            st = pstats.Stats(prof)
+            total = sum(v[2] for v in st.stats.values())
+            print(f"---- profile: {name}: {total:.2f} s thread CPU ({total / n * 1000:.2f} ms/call); "
+                  "pytest_judgerel functions by cumulative CPU:")
+            ours = sorted(((v[3], k) for k, v in st.stats.items() if "pytest_judgerel" in k[0]), reverse=True)[:args.top]
+            for cum, (fn, line, func) in ours:
+                print(f"  {cum:8.2f} s {cum / n * 1000:6.3f} ms/call  {fn.split('pytest_judgerel/')[-1]}:{line}({func})")
     return 0 if ok else 1
 
 

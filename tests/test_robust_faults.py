@@ -39,7 +39,7 @@ def test_fault_probe_detects_a_difference(tmp_path):
 def test_sigkill_midway_then_rerun_requests_no_completed_call_again(tmp_path):
     res = R.sigkill_resume_run(n_items=80, kill_after=30, concurrency=6, workdir=str(tmp_path))
     assert res.killed, "the judging subprocess finished before it could be killed"
-    assert res.completed_run1 == 30 and res.requests_run1 > 30  # killed with requests in flight
+    assert res.completed_run1 >= 30 and res.requests_run1 > res.completed_run1  # killed with requests in flight
     assert res.duplicates == 0
     assert res.requests_run2 == res.calls - res.completed_run1
     assert res.run2_returncode == 0 and res.run2_rated == res.calls

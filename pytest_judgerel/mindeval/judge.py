@@ -332,10 +332,17 @@ class MindEvalJudge:
     def _request(self, messages: Sequence[Mapping[str, str]], sample_index: int, interaction_id: str) -> Any:
         from pytest_judgerel.llm import LLMRequest
 
+        grammar = None
+        if self.model.startswith("local/"):
+            # the embedded model only produces the five-line format when constrained to it
+            from pytest_judgerel.judge import grammar_for
+            from pytest_judgerel.scales import Scale
+
+            grammar = grammar_for("axes", Scale(1, 6, fractional=True), list(AXES.values()))
         return LLMRequest(
             model=self.model, messages=tuple(messages), sample_index=sample_index, namespace=self.namespace,
             metadata={"mindeval": "judge", "interaction": interaction_id}, api_base=self.api_base,
-            api_key=self._api_key, **self.settings,
+            api_key=self._api_key, grammar=grammar, **self.settings,
         )
 
     # ---------------------------------------------------------------- scoring

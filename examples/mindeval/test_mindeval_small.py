@@ -1,0 +1,62 @@
+"""A small MindEval benchmark (seed 004): simulated patients talk to a clinician
+model for a few turns; a 5-axis judge scores each whole conversation (1-6).
+
+Offline it runs on the embedded model with 2 patients x 4 turns and the
+role-only patient prompt (seed 004 Figure 9 ablation), because a 135M model
+cannot write the 4-paragraph backstory the full patient prompt needs.  The
+full configuration (50 patients, 20 turns, backstories) is in
+``run_full_benchmark.py`` next to this file, for real models.
+"""
+
+import pytest
+
+from pytest_judgerel import assert_mindeval_score
+from pytest_judgerel.mindeval.interaction import run_interactions
+from pytest_judgerel.mindeval.metrics import verbosity
+from pytest_judgerel.mindeval.profiles import sample_profiles, violations
+
+TURNS = 4
+
+
+@pytest.fixture(scope="module")
+def conversations(judgerel_client, judgerel_settings):
+    from pytest_judgerel.llm import default_model
+
+    model = judgerel_settings.model or default_model()
+    embedded = model.startswith("local/")
+    profiles = sample_profiles(2 if embedded else 5, seed=2025)
+    return run_interactions(profiles, model, judgerel_client, turns=TURNS, patient_model=model,
+                            patient_variant="role_only" if embedded else "default")
+
+
+def test_profiles_respect_every_constraint():
+    profiles = sample_profiles(200, seed=2025)
+    assert all(violations(p) == [] for p in profiles)
+
+
+def test_conversations_have_the_paper_shape(conversations):
+    """The patient opens with "Hello"; N turns after it alternate clinician/patient (seed 004 section 3)."""
+    for it in conversations:
+        roles = [m["role"] for m in it.messages]
+        assert it.messages[0]["content"] == "Hello"
+        assert len(roles) == TURNS + 1
+        assert roles == ["user", "assistant"] * (TURNS // 2) + ["user"]
+        assert all(m["content"].strip() for m in it.messages)
+
+
+def test_every_conversation_is_scored_on_all_five_axes(conversations, mindeval_judge):
+    scores = mindeval_judge.score(conversations)
+    assert all(s.failure is None for s in scores), [s.failure for s in scores]
+    assert all(set(s.scores) == {"CAC", "EPC", "AR", "TRA", "ASCQ"} for s in scores)
+    assert all(1 <= v <= 6 for s in scores for v in s.scores.values())
+
+
+def test_clinician_quality_gate(conversations, mindeval_judge, real_judge):
+    """A competent clinician model should average >= 4 of 6 over the 5 axes."""
+    assert_mindeval_score(mindeval_judge.score(conversations), min_mean=4.0)
+
+
+def test_clinician_is_not_verbose(conversations, real_judge):
+    """Seed 004 reports verbosity: share of clinician turns over 4 sentences."""
+    stats = verbosity(conversations)
+    assert stats.share_over_4 <= 0.5

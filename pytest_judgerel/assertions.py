@@ -402,10 +402,14 @@ def _check_threshold(value: Any, name: str) -> None:
 def _as_ratings(data: Any, what: str) -> Ratings:
     if isinstance(data, Ratings):
         return data
-    arr = np.asarray(data, dtype=float)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    return Ratings.from_array(arr, rater_ids=[f"{what}{j}" for j in range(arr.shape[1])])
+    if hasattr(data, "to_matrix"):
+        data = data.to_matrix()
+    rows = list(data) if not isinstance(data, np.ndarray) else data
+    if isinstance(rows, np.ndarray) and rows.ndim == 1 or (
+            not isinstance(rows, np.ndarray) and rows and not isinstance(rows[0], (list, tuple, np.ndarray))):
+        rows = [[v] for v in rows]  # one score per item: a single rater column
+    r = Ratings.from_array(rows)  # names a non-numeric, boolean or infinite cell
+    return Ratings.from_array(r.values, rater_ids=[f"{what}{j}" for j in range(r.n_raters)])
 
 
 def _resolve_scale(scale: ScaleLike | None, *ratings: Ratings) -> Scale:

@@ -24,6 +24,7 @@ from .options import MARKERS, add_options  # noqa: E402  (stdlib only)
 _RECORDS = pytest.StashKey[list]()
 _CALLS_BEFORE = pytest.StashKey[dict]()
 SESSION_KEY = pytest.StashKey["object"]()
+_MARKER_ERRORS = pytest.StashKey[list]()
 
 pytest.register_assert_rewrite("pytest_judgerel.assertions")
 
@@ -52,9 +53,23 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from .markers import validate_item
 
+    if hasattr(config, "workerinput"):
+        # xdist worker: a UsageError here would crash the worker and hide the message behind an
+        # INTERNALERROR, so each invalid test errors at setup with its message instead.
+        for item in items:
+            problems = validate_item(item)
+            if problems:
+                item.stash[_MARKER_ERRORS] = problems
+        return
     errors = [msg for item in items for msg in validate_item(item)]
     if errors:
         raise pytest.UsageError("invalid judgerel marker(s):\n  " + "\n  ".join(errors))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    problems = item.stash.get(_MARKER_ERRORS, None)
+    if problems:
+        raise pytest.UsageError("invalid judgerel marker(s):\n  " + "\n  ".join(problems))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

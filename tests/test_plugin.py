@@ -184,3 +184,22 @@ def test_plugin_can_be_disabled(pytester):
     pytester.makepyfile("def test_x(): pass")
     result = pytester.runpytest_subprocess("-p", "no:judgerel", "--help")
     assert "--judge-model" not in result.stdout.str()
+
+
+def test_bad_marker_under_xdist_names_the_problem(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+        @pytest.mark.judge(temprature=0.2)
+        def test_bad():
+            pass
+        def test_good():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2")
+    assert result.ret != 0
+    out = result.stdout.str()
+    assert "INTERNALERROR" not in out
+    assert "unknown argument 'temprature' (did you mean 'temperature'?)" in out
+    result.assert_outcomes(passed=1, errors=1)

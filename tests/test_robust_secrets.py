@@ -21,15 +21,10 @@ def test_scanner_finds_a_planted_secret_in_binary_files(tmp_path):
     assert sorted(leaks) == [("a.db", R.ENV_SECRET), ("b.txt", R.OPTION_SECRET)]
 
 
-LEAK = ("a failed judge call raises LLMCallError chained ('from error') to litellm's exception; with "
-        "--tb=auto/long pytest prints the argument values of litellm's frames (api_key=...) in the terminal "
-        "and in JUnit XML.  Fix in pytest_judgerel/llm/client.py: raise the LLMCallError from a copy of the "
-        "error without its traceback (or 'from None') and keep api_key out of long-lived locals")
-
-
 @pytest.mark.parametrize("tb", [
     "short",
-    pytest.param("auto", marks=pytest.mark.xfail(strict=True, reason=LEAK)),
+    "auto",
+    "long",
 ])
 def test_no_secret_in_any_written_file(tmp_path, tb):
     res = R.secrets_run(str(tmp_path / "project"), tb=tb)

@@ -42,9 +42,6 @@ def test_undefined_input_raises_a_clear_error(helper):
                                                       "numeric")), o
 
 
-@pytest.mark.xfail(strict=True, reason="assert_agreement/assert_nmae_below pass non-numeric cells to float(): "
-                   "'could not convert string to float' names neither the item nor the rater "
-                   "(fix in ratings.py/assertions.py: a RatingsError naming the cell)")
 def test_non_numeric_cells_in_agreement_name_the_cell():
     bad = [o for o in REPORT.outcomes if o.case == "strings"]
     assert all(o.kind == "error" for o in bad), [(o.helper, o.detail) for o in bad if o.kind != "error"]
@@ -65,8 +62,6 @@ def test_overflowing_ratings_never_pass():
     assert big and all(o.kind == "error" for o in big), big
 
 
-@pytest.mark.xfail(strict=True, reason="stats.icc: sums of squares overflow to inf for |x| ~ 1e300 and the "
-                   "error blames 'items do not differ'; it should name the overflow (check finiteness of SS)")
 def test_overflow_error_names_the_overflow():
     from pytest_judgerel.errors import ReliabilityError
     from pytest_judgerel.stats.icc import icc

@@ -224,6 +224,13 @@ def default_model() -> str:
 
 
 # the client -----------------------------------------------------------------------------------
+class _SecretStr(str):
+    """An API key whose repr is masked, so ``pytest -l`` (showlocals) never prints it."""
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+
 class LLMClient:
     """Serve :class:`LLMRequest` s from the cache or through ``litellm.acompletion``."""
 
@@ -474,10 +481,12 @@ class LLMClient:
             "max_retries": 0,
             "num_retries": 0,
         }
-        for name in ("temperature", "top_p", "max_tokens", "seed", "api_base", "api_key"):
+        for name in ("temperature", "top_p", "max_tokens", "seed", "api_base"):
             value = getattr(request, name)
             if value is not None:
                 kwargs[name] = value
+        if request.api_key is not None:
+            kwargs["api_key"] = _SecretStr(request.api_key)
         if request.stop is not None:
             kwargs["stop"] = list(request.stop)
         if request.response_format is not None:
@@ -556,10 +565,12 @@ class LLMClient:
                 self.stats.errors += 1
                 status = f"HTTP {failure.status}" if failure.status else failure.kind
                 why = "not retryable" if not failure.retryable else f"gave up after {attempt} attempts"
+                # ``from None``: the provider's traceback would show litellm's frame arguments
+                # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
                 raise LLMCallError(
                     f"model {request.model!r} call failed ({status}, {why}) for test {request.test_name}: "
-                    f"{failure.message}"
-                ) from error
+                    f"{type(error).__name__}: {failure.message}"
+                ) from None
             self.stats.retries += 1
             await asyncio.sleep(self._retry.delay(attempt, failure.retry_after))
         usage_obj = getattr(raw, "usage", None)

@@ -255,6 +255,11 @@ def _anova(x: np.ndarray) -> _Anova:
     resid = c.ravel()
     sse = float(resid @ resid)
     total = ssr + ssc + sse
+    if not math.isfinite(total):
+        raise ReliabilityError(
+            "ratings are too large: the sums of squares overflow float64 (|x| around 1e150 or more); "
+            "rescale the ratings"
+        )
     if total == 0.0:
         raise ReliabilityError(
             "all ratings are identical (zero variance): every ICC form is 0/0 and undefined"

@@ -47,8 +47,8 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=1000, help="calls of the bare litellm loop (CPU floor)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--top", type=int, default=25, help="rows of the profile listing")
-    ap.add_argument("--cache", choices=["temp", "off"], default="off",
-                    help="cache_mode=off (default: the judge layer alone) or a fresh temporary cache in record mode")
+    ap.add_argument("--cache", choices=["temp", "off"], default="temp",
+                    help="a fresh temporary cache in record mode (default: the default settings) or cache_mode=off")
     args = ap.parse_args()
 
     server, url = R.start_server_process(args.latency, "scale")

@@ -106,12 +106,84 @@ class _FileKeyLock(KeyLock):
         self._lock.release()
 
 
+class _StripedLocks:
+    """Cross-process key locks as POSIX byte-range locks on one file (``<dir>/locks/stripes``).
+
+    A key maps to one of ``STRIPES`` byte offsets; taking it is one ``fcntl`` call on a
+    file opened once, instead of creating a lock file per key (measured: 0.3-0.5 ms per
+    miss with per-key files).  POSIX record locks belong to the process, so an
+    in-process count keeps a stripe locked while any task of this process holds it
+    (identical keys in one process are already joined by the client's in-flight map).
+    """
+
+    STRIPES = 4096
+
+    def __init__(self, path: Path):
+        import fcntl
+        import threading
+
+        self._fcntl = fcntl
+        self._fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
+        self._held: dict[int, int] = {}
+        self._mutex = threading.Lock()
+
+    def stripe(self, key: str) -> int:
+        return int(key[:8], 16) % self.STRIPES
+
+    def try_acquire(self, stripe: int) -> bool:
+        with self._mutex:
+            count = self._held.get(stripe, 0)
+            if count == 0:
+                try:
+                    self._fcntl.lockf(self._fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB, 1, stripe)
+                except OSError:
+                    return False
+            self._held[stripe] = count + 1
+            return True
+
+    def release(self, stripe: int) -> None:
+        with self._mutex:
+            count = self._held.get(stripe, 0) - 1
+            if count <= 0:
+                self._held.pop(stripe, None)
+                self._fcntl.lockf(self._fd, self._fcntl.LOCK_UN, 1, stripe)
+            else:
+                self._held[stripe] = count
+
+    def close(self) -> None:
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
+class _StripeKeyLock(KeyLock):
+    def __init__(self, stripes: _StripedLocks, key: str):
+        self._stripes = stripes
+        self._stripe = stripes.stripe(key)
+
+    def acquire(self, timeout: float) -> bool:
+        import time
+
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            if self._stripes.try_acquire(self._stripe):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+    def release(self) -> None:
+        self._stripes.release(self._stripe)
+
+
 class DiskCacheBackend(CacheBackend):
     """``diskcache.Cache`` (SQLite, WAL) in ``directory``.
 
     Opening is serialised with a file lock (``<dir>/.open.lock``) so many xdist
     workers opening the same directory at once do not hit "database is locked";
-    per-key single-flight locks are ``filelock`` files under ``<dir>/locks/``.
+    per-key single-flight locks are byte-range locks on ``<dir>/locks/stripes``
+    (``filelock`` files per key where ``fcntl`` is missing).
     """
 
     def __init__(self, directory: str | os.PathLike[str]):
@@ -124,6 +196,10 @@ class DiskCacheBackend(CacheBackend):
         with FileLock(str(self.directory / ".open.lock"), thread_local=False):
             self._cache = diskcache.Cache(str(self.directory), timeout=60, size_limit=2**40,
                                           eviction_policy="none")
+        try:
+            self._stripes: _StripedLocks | None = _StripedLocks(self.directory / "locks" / "stripes")
+        except ImportError:  # no fcntl: one lock file per key
+            self._stripes = None
 
     def get(self, key: str) -> dict | None:
         raw = self._cache.get(key)
@@ -150,7 +226,9 @@ class DiskCacheBackend(CacheBackend):
                 yield key, entry
 
     def key_lock(self, key: str) -> KeyLock:
-        return _FileKeyLock(str(self.directory / "locks" / f"{key}.lock"))
+        if self._stripes is not None:
+            return _StripeKeyLock(self._stripes, key)
+        return _FileKeyLock(str(self.directory / "locks" / f"{key}.lock"))  # no fcntl (Windows)
 
     def remove_idle_lock_files(self) -> int:
         """Delete the lock files of keys no longer cached, skipping any lock held right now."""
@@ -182,6 +260,8 @@ class DiskCacheBackend(CacheBackend):
 
     def close(self) -> None:
         self._cache.close()
+        if self._stripes is not None:
+            self._stripes.close()
 
 
 def open_backend(directory: str | os.PathLike[str]) -> CacheBackend:

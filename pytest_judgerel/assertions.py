@@ -83,23 +83,10 @@ def assert_icc_above(
     group_failed = [g for g, r in groups.items() if r.get("passed") is False]
     statistic = f"ICC({result.form})" if not str(result.form).startswith("ICC") else str(result.form)
     worst = _worst_spread_items(ratings)
-    rec = {
-        "kind": "icc",
-        "statistic": statistic,
-        "label": label,
-        "value": result.value,
-        "ci": [result.ci_low, result.ci_high],
-        "confidence": confidence,
-        "use": use,
-        "n": result.n,
-        "k": result.k,
-        "threshold": threshold,
-        "direction": "min",
-        "groups": groups,
-        "worst_items": worst,
-        "parse_failures": _n_parse_failures(ratings),
-        "judge": _provenance(ratings),
-    }
+    rec = _metric_record(
+        "icc", statistic, label, result, threshold, "min", ratings, use=use, groups=groups,
+        worst_items=worst, confidence=confidence,
+    )
     if result.n_omitted:
         rec["n_omitted"] = result.n_omitted
     ok = passed and not group_failed
@@ -164,24 +151,12 @@ def assert_scale_consistent(
         for pair, r in result.pairwise.items():
             groups[" vs ".join(pair)] = _icc_group_record(r, min_icc, tested(r) >= min_icc)
     bad = [g for g, r in groups.items() if not r["passed"]]
-    rec = {
-        "kind": "scale_consistency",
-        "statistic": f"ICC({joint.form}) across scales",
-        "label": label,
-        "value": joint.value,
-        "ci": [joint.ci_low, joint.ci_high],
-        "n": joint.n,
-        "k": joint.k,
-        "threshold": min_icc,
-        "direction": "min",
-        "use": use,
-        "scales": list(ratings_by_scale),
-        "groups": groups,
-        "matrix": _consistency_matrix(result, list(ratings_by_scale)),
-        "parse_failures": sum(_n_parse_failures(r) for r in ratings_by_scale.values()),
-        "judge": _provenance(next(iter(ratings_by_scale.values()), None)),
-        "worst_items": [],
-    }
+    rec = _metric_record(
+        "scale_consistency", f"ICC({joint.form}) across scales", label, joint, min_icc, "min",
+        next(iter(ratings_by_scale.values()), None), use=use, groups=groups,
+        scales=list(ratings_by_scale), matrix=_consistency_matrix(result, list(ratings_by_scale)),
+        parse_failures=sum(_n_parse_failures(r) for r in ratings_by_scale.values()),
+    )
     ok = not bad
     rec["passed"] = ok
     if ok:
@@ -306,29 +281,17 @@ def assert_agreement(
         }
     worst = [{"item": i, "detail": f"|judge-human|/range = {e:.3f}", "error": e} for i, e in res.worst_items()]
     main_stat = "ICC(A,1)" if min_icc is not None else "nMAE"
-    rec = {
-        "kind": "agreement" if min_icc is not None else "nmae",
-        "statistic": main_stat,
-        "label": label,
-        "value": res.icc.value if min_icc is not None else res.nmae,
-        "ci": [res.icc.ci_low, res.icc.ci_high] if min_icc is not None else None,
-        "icc": res.icc.value,
-        "nmae": res.nmae,
-        "n": res.n,
-        "k": 2,
-        "threshold": min_icc if min_icc is not None else max_nmae,
-        "thresholds": {"min_icc": min_icc, "max_nmae": max_nmae},
-        "direction": "min" if min_icc is not None else "max",
-        "use": use,
-        "groups": groups,
-        "worst_items": worst,
-        "pairs": _scatter_pairs(judge_ratings, human_ratings),
+    rec = _metric_record(
+        "agreement" if min_icc is not None else "nmae", main_stat, label,
+        res.icc if min_icc is not None else res.nmae, min_icc if min_icc is not None else max_nmae,
+        "min" if min_icc is not None else "max", judge_ratings, use=use, groups=groups, worst_items=worst,
+        n=res.n, k=2, icc=res.icc.value, nmae=res.nmae,
+        thresholds={"min_icc": min_icc, "max_nmae": max_nmae},
+        pairs=_scatter_pairs(judge_ratings, human_ratings),
         # per-item loss (|judge - human| / scale range, lower is better): enables the paired
         # signed-rank test of the baseline comparison (report/baseline.py)
-        "item_scores": {str(i): float(e) for i, e in res.item_errors.items()},
-        "parse_failures": _n_parse_failures(judge_ratings),
-        "judge": _provenance(judge_ratings),
-    }
+        item_scores={str(i): float(e) for i, e in res.item_errors.items()},
+    )
     bad_groups = [g for g, r in groups.items() if not r["passed"]]
     ok = ok_pooled and not bad_groups
     rec["passed"] = ok
@@ -384,14 +347,27 @@ def _finish(rec: dict[str, Any], message: str | None, result: Any):
 def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, threshold: float,
                 label: str | None, direction: str = "min"):
     """Fail before computing anything: too many replies were not scores."""
-    rec = {
-        "kind": kind, "statistic": statistic, "label": label, "value": None, "ci": None,
-        "n": getattr(ratings, "n_items", None), "k": getattr(ratings, "n_raters", None),
-        "threshold": threshold, "direction": direction, "groups": {}, "worst_items": [],
-        "parse_failures": _n_parse_failures(ratings), "judge": _provenance(ratings), "passed": False,
-    }
+    rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
+                         n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
     head = f"{label + ': ' if label else ''}{statistic} not computed: unparseable judge replies"
     return _finish(rec, "\n".join([head] + failures), None)
+
+
+def _metric_record(kind: str, statistic: str, label: str | None, result: Any, threshold: float | None,
+                   direction: str, ratings: Any, **fields: Any) -> dict[str, Any]:
+    """The metric record of docs/architecture.md.  ``result`` is an ICC result (value, CI,
+    n, k), a plain number (no CI) or None (not computed)."""
+    if result is None or isinstance(result, (int, float)):
+        value, ci, n, k = result, None, None, None
+    else:
+        value, ci, n, k = result.value, [result.ci_low, result.ci_high], result.n, result.k
+    rec: dict[str, Any] = {
+        "kind": kind, "statistic": statistic, "label": label, "value": value, "ci": ci, "n": n, "k": k,
+        "threshold": threshold, "direction": direction, "groups": {}, "worst_items": [],
+        "parse_failures": _n_parse_failures(ratings), "judge": _provenance(ratings),
+    }
+    rec.update(fields)
+    return rec
 
 
 def _check_threshold(value: Any, name: str) -> None:

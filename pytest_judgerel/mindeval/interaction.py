@@ -401,13 +401,9 @@ def run_interaction(
 
 def save_interactions(interactions: Sequence[Interaction], path: str | Path) -> Path:
     """Write interactions as JSONL (one ``Interaction.to_dict()`` per line, atomic replace)."""
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for inter in interactions:
-            fh.write(json.dumps(inter.to_dict(), ensure_ascii=False) + "\n")
-    tmp.replace(p)
-    return p
+    from pytest_judgerel._io import write_jsonl_atomic
+
+    return write_jsonl_atomic(path, (inter.to_dict() for inter in interactions))
 
 
 def load_interactions(path: str | Path) -> list[Interaction]:

@@ -625,13 +625,9 @@ def load_profiles(path: str | Path) -> list[PatientProfile]:
 
 def save_profiles(profiles: Iterable[PatientProfile], path: str | Path) -> Path:
     """Write profiles as MindEval ``profiles.jsonl`` (atomic replace)."""
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for prof in profiles:
-            fh.write(json.dumps(prof.to_record(), ensure_ascii=False) + "\n")
-    tmp.replace(p)
-    return p
+    from pytest_judgerel._io import write_jsonl_atomic
+
+    return write_jsonl_atomic(path, (prof.to_record() for prof in profiles))
 
 
 # ----------------------------------------------------------------------------- marginals

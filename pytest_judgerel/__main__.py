@@ -10,21 +10,39 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Callable, Sequence
 
 DEFAULT_CACHE_DIR = ".judgerel_cache"
+CACHE_BACKEND_ENV = "JUDGEREL_CACHE_BACKEND"
+
+
+def _cache_location(args: argparse.Namespace) -> str:
+    """``--backend URL``, else ``--dir D``, else $JUDGEREL_CACHE_BACKEND, else the default directory."""
+    if args.backend:
+        return args.backend
+    if args.dir:
+        return args.dir
+    return os.environ.get(CACHE_BACKEND_ENV) or DEFAULT_CACHE_DIR
+
+
+def _shown(location: str) -> str:
+    from pytest_judgerel.llm.cache import _display
+
+    return _display(location)
 
 
 # cache ------------------------------------------------------------------------------------------
 def _cache_stats(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache import cache_stats
 
-    result = cache_stats(args.dir)
+    result = cache_stats(_cache_location(args))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
         return 0
-    print(f"cache directory: {result.directory}")
+    label = "cache" if "://" in result.directory else "cache directory"
+    print(f"{label}: {result.directory}")
     print(f"entries: {result.entries}")
     print(f"size: {result.size_bytes / 1024:.1f} KiB")
     if result.hit_rate is None:
@@ -42,7 +60,7 @@ def _cache_stats(args: argparse.Namespace) -> int:
 def _cache_export(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache import export_cache
 
-    count = export_cache(args.dir, args.out, namespace=args.namespace)
+    count = export_cache(_cache_location(args), args.out, namespace=args.namespace)
     print(f"exported {count} entries to {args.out}")
     return 0
 
@@ -50,16 +68,18 @@ def _cache_export(args: argparse.Namespace) -> int:
 def _cache_import(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache import import_cache
 
-    count = import_cache(args.dir, args.file)
-    print(f"imported {count} entries into {args.dir}")
+    location = _cache_location(args)
+    count = import_cache(location, args.file)
+    print(f"imported {count} entries into {_shown(location)}")
     return 0
 
 
 def _cache_prune(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache import prune_cache
 
-    count = prune_cache(args.dir, older_than_days=args.older_than, namespace=args.namespace)
-    print(f"pruned {count} entries from {args.dir}")
+    location = _cache_location(args)
+    count = prune_cache(location, older_than_days=args.older_than, namespace=args.namespace)
+    print(f"pruned {count} entries from {_shown(location)}")
     return 0
 
 
@@ -68,7 +88,11 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
     actions = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
 
     def with_dir(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        parser.add_argument("--dir", default=DEFAULT_CACHE_DIR, help=f"cache directory (default {DEFAULT_CACHE_DIR})")
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--dir", default=None, help=f"cache directory (default {DEFAULT_CACHE_DIR})")
+        where.add_argument("--backend", default=None, metavar="URL",
+                           help=f"shared cache URL, redis://[:password@]host:port/db, rediss://... or "
+                                f"unix://path (default ${CACHE_BACKEND_ENV} when --dir is not given)")
         return parser
 
     stats = with_dir(actions.add_parser("stats", help="entries, size, recorded hit rate"))

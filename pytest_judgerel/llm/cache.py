@@ -264,9 +264,32 @@ class DiskCacheBackend(CacheBackend):
             self._stripes.close()
 
 
-def open_backend(directory: str | os.PathLike[str]) -> CacheBackend:
-    """The default backend for a cache directory."""
-    return DiskCacheBackend(directory)
+def _is_url(location: str | os.PathLike[str]) -> bool:
+    return isinstance(location, str) and "://" in location
+
+
+def open_backend(location: str | os.PathLike[str]) -> CacheBackend:
+    """The backend for ``location``: a ``redis://``, ``rediss://`` or ``unix://`` URL opens
+    :class:`~pytest_judgerel.llm.redis_backend.RedisBackend`; anything else is a directory
+    for :class:`DiskCacheBackend`.  Another ``scheme://`` is a :class:`ConfigError`, not a
+    directory named after it."""
+    if _is_url(location):
+        from pytest_judgerel.llm.redis_backend import RedisBackend, is_redis_url, redact_url
+
+        if not is_redis_url(location):
+            raise ConfigError(f"unsupported cache backend URL {redact_url(str(location))!r}: "
+                              f"use redis://, rediss:// or unix://, or a directory path")
+        return RedisBackend(str(location))
+    return DiskCacheBackend(location)
+
+
+def _display(location: str | os.PathLike[str]) -> str:
+    """The location for messages and reports (a URL without its credentials)."""
+    if _is_url(location):
+        from pytest_judgerel.llm.redis_backend import redact_url
+
+        return redact_url(str(location))
+    return str(location)
 
 
 def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[str, Any]) -> dict:
@@ -279,7 +302,7 @@ def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[st
 # maintenance --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CacheStatsResult:
-    """Summary of a cache directory."""
+    """Summary of a cache directory (or Redis URL, without credentials, in ``directory``)."""
 
     directory: str
     entries: int
@@ -302,7 +325,7 @@ class CacheStatsResult:
 
 @contextmanager
 def _opened(directory: str | os.PathLike[str], *, must_exist: bool = True) -> Iterator[CacheBackend]:
-    if must_exist and not Path(directory).is_dir():
+    if must_exist and not _is_url(directory) and not Path(directory).is_dir():
         raise ConfigError(f"cache directory {str(directory)!r} does not exist")
     backend = open_backend(directory)
     try:
@@ -324,7 +347,7 @@ def cache_stats(directory: str | os.PathLike[str]) -> CacheStatsResult:
             model = request.get("model", "?")
             models[model] = models.get(model, 0) + 1
         recorded = backend.read_stats()
-        return CacheStatsResult(str(directory), entries, backend.size_bytes(), dict(sorted(namespaces.items())),
+        return CacheStatsResult(_display(directory), entries, backend.size_bytes(), dict(sorted(namespaces.items())),
                                 dict(sorted(models.items())), recorded.get("hits", 0), recorded.get("misses", 0))
 
 

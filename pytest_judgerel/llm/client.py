@@ -30,7 +30,11 @@ __all__ = ["LLMClient", "LLMSettings", "CallStats", "default_model"]
 
 @dataclass(frozen=True)
 class LLMSettings:
-    """Client configuration.  ``timeout`` is per attempt (seconds); ``rpm`` = requests per minute (None = no limit)."""
+    """Client configuration.  ``timeout`` is per attempt (seconds); ``rpm`` = requests per minute (None = no limit).
+
+    ``cache_backend`` is a shared store's URL (``redis://``, ``rediss://``, ``unix://``);
+    when set (not None or "") it replaces the diskcache directory ``cache_dir``.
+    """
 
     cache_dir: str | os.PathLike[str] = ".judgerel_cache"
     cache_mode: str = "record"
@@ -41,11 +45,15 @@ class LLMSettings:
     backoff_base: float = 0.5
     backoff_max: float = 20.0
     retry_after_cap: float = 30.0
+    cache_backend: str | None = None
 
     def __post_init__(self) -> None:
         from pytest_judgerel.llm.cache import check_mode
 
         check_mode(self.cache_mode)
+        if self.cache_backend and (not isinstance(self.cache_backend, str) or "://" not in self.cache_backend):
+            raise ConfigError("cache_backend must be a URL such as redis://host:6379/0 (or None for the "
+                              f"diskcache directory), got a {type(self.cache_backend).__name__} without '://'")
         if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int) \
                 or self.max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be an int >= 1, got {self.max_concurrency!r}")
@@ -264,7 +272,8 @@ class LLMClient:
                 if self._backend is None:
                     from pytest_judgerel.llm.cache import open_backend
 
-                    self._backend = open_backend(Path(self.settings.cache_dir))
+                    backend_url = self.settings.cache_backend
+                    self._backend = open_backend(backend_url if backend_url else Path(self.settings.cache_dir))
         return self._backend
 
     def flush_stats(self) -> None:

@@ -4,12 +4,12 @@ Select it with a URL instead of a directory: ``redis://[[user]:password@]host[:p
 ``rediss://...`` (TLS) or ``unix:///path/to/redis.sock[?db=N]``.  A ``prefix=`` query
 parameter (default ``judgerel:``) keeps several suites apart in one database.
 
-Layout, all under the prefix ``P``:
+Layout under the prefix (shown with the default ``judgerel:``):
 
-* ``P e:<key>``        an entry, the same JSON text :class:`~pytest_judgerel.llm.cache.DiskCacheBackend`
+* ``judgerel:e:<key>``      an entry, the same JSON text :class:`~pytest_judgerel.llm.cache.DiskCacheBackend`
   stores (keyed request fields and the answer; never API keys, headers or errors);
-* ``P stats:hits`` / ``P stats:misses``  counters added with ``INCRBY``;
-* ``P lock:<key>``     the single-flight lock of a key: ``SET NX PX <ttl>`` with a random
+* ``judgerel:stats:hits`` / ``judgerel:stats:misses``  counters added with ``INCRBY``;
+* ``judgerel:lock:<key>``   the single-flight lock of a key: ``SET NX PX <ttl>`` with a random
   token, released by a compare-and-delete script so a holder never deletes a lock that
   expired and was taken by someone else (the pattern of the Redis ``SET`` documentation).
 

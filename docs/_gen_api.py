@@ -42,7 +42,7 @@ SECTIONS = [
 
 # Hand-written one-line purposes (override or complete the docstring's first line).
 PURPOSE = {
-    "pytest_judgerel.NAMED_SCALES": "The built-in scales by name (`\"0-5\"`, `\"0-10\"`, `\"0-100\"`, `\"1-6\"`, ...).",
+    "pytest_judgerel.NAMED_SCALES": "The built-in scales by name: `\"0-5\"`, `\"0-10\"`, `\"0-100\"`, `\"1-5\"`, `\"1-6\"`, `\"1-10\"` (any `\"LOW-HIGH\"` also parses).",
     "pytest_judgerel.__version__": "The package version string.",
     "pytest_judgerel.Judge": "An LLM judge: a template, a scale and sampling settings; `rate()` returns items x repeats `Ratings`.",
     "pytest_judgerel.agreement": "Human-judge agreement (ICC(A,1) on [human mean, judge mean] and nMAE), pooled and per group, without asserting.",
@@ -51,7 +51,7 @@ PURPOSE = {
     "pytest_judgerel.llm.LOCAL_MODEL": "The model name of the embedded local model (`local/smollm2`).",
     "pytest_judgerel.llm.unregister_scripted": "Remove a model registered with `register_scripted`.",
     "pytest_judgerel.mindeval.ATTRIBUTE_KEYS": "The 25 profile attribute names of MindEval section 2.1.",
-    "pytest_judgerel.mindeval.AXES": "The five judge axes `{abbreviation: full name}` (CAC, EPC, AR, TRA, ASCQ).",
+    "pytest_judgerel.mindeval.AXES": "The five judge axes `{abbreviation: full name}`: CAC Clinical Accuracy & Competence, EPC Ethical & Professional Conduct, AR Assessment & Response, TRA Therapeutic Relationship & Alliance, ASCQ AI-Specific Communication Quality.",
     "pytest_judgerel.mindeval.AXIS_ABBREVIATIONS": "The five axis abbreviations in the paper's order.",
     "pytest_judgerel.mindeval.load_interactions": "Read interactions written by `save_interactions` (or `output_path=`).",
     "pytest_judgerel.mindeval.load_prompt": "The text of a shipped MindEval prompt file by name.",

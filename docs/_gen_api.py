@@ -70,6 +70,15 @@ RAISES = {
     "pytest_judgerel.llm.LLMClient": ["LLMCallError", "CacheMissError", "ConfigError"],
 }
 
+# Return values the annotations do not state.
+RETURNS = {
+    "pytest_judgerel.assert_icc_above": "the `ICCResult` (when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_scale_consistent": "the `ScaleConsistencyResult` (when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_agreement": "the `AgreementResult` (`pytest_judgerel.assertions`: `.icc`, `.nmae`, `.groups`)",
+    "pytest_judgerel.assert_nmae_below": "the `AgreementResult` whose `.nmae` was gated",
+    "pytest_judgerel.agreement": "an `AgreementResult` (`pytest_judgerel.assertions`): pooled `.icc` and `.nmae`, and `.groups`",
+}
+
 _RAISE_RE = re.compile(r"\braise\s+([A-Z][A-Za-z0-9_]*)")
 
 
@@ -128,7 +137,7 @@ def _short_repr(value) -> str:
 
 
 def _signature(name: str, obj) -> str:
-    if inspect.isclass(obj) or inspect.isfunction(obj) or inspect.ismethod(obj):
+    if inspect.isclass(obj) or callable(obj):  # callable: also lru_cache-wrapped functions
         try:
             return f"{name}{_format_params(obj)}"
         except (TypeError, ValueError):
@@ -160,7 +169,7 @@ def _methods(obj) -> list[str]:
 
 
 def _first_line(obj) -> str:
-    doc = inspect.getdoc(obj) if (inspect.isclass(obj) or inspect.isroutine(obj)) else None
+    doc = inspect.getdoc(obj) if (inspect.isclass(obj) or callable(obj)) else None
     if not doc:
         return ""
     first = doc.strip().split("\n\n")[0].replace("\n", " ")
@@ -171,8 +180,8 @@ def _returns(obj) -> str:
     if inspect.isclass(obj):
         if issubclass(obj, BaseException):
             return ""
-        return f"a `{obj.__name__}` instance"
-    if inspect.isfunction(obj):
+        return f"an instance of `{obj.__name__}`"
+    if callable(obj):
         try:
             ann = inspect.signature(obj).return_annotation
         except (TypeError, ValueError):
@@ -186,6 +195,7 @@ def _returns(obj) -> str:
 
 def _raises(qualname: str, obj) -> list[str]:
     found: list[str] = list(RAISES.get(qualname, []))
+    obj = inspect.unwrap(obj) if callable(obj) and not inspect.isclass(obj) else obj
     if inspect.isfunction(obj):
         try:
             src = inspect.getsource(obj)
@@ -245,7 +255,9 @@ def render() -> str:
            "Every public name of pytest-judgerel, with its signature (generated from the code), "
            "its purpose, what it returns and the errors it raises itself. The exception types live in "
            "`pytest_judgerel.errors`; all derive from `JudgerelError` except `JudgeReliabilityFailure`, "
-           "which is an `AssertionError`. Each name's heading is its import path.", "",
+           "which is an `AssertionError`. Each name's heading is its import path. Regenerate the page with "
+           "`python docs/_gen_api.py` (`--check` tells whether it is current); hand-written purposes live in "
+           "that script.", "",
            "Contents: " + ", ".join(f"[{h}](#{re.sub(r'[^a-z0-9 -]', '', h.lower()).replace(' ', '-')})"
                                     for _, _, h, _ in SECTIONS) + ", [the `judgerel` command](#the-judgerel-command).",
            ""]
@@ -263,7 +275,7 @@ def render() -> str:
             out.append("")
             purpose = PURPOSE.get(qual) or _first_line(obj) or "(no docstring)"
             out.append(purpose)
-            ret = _returns(obj)
+            ret = RETURNS.get(qual) or _returns(obj)
             raises = _raises(qual, obj)
             facts = []
             if ret:

@@ -48,14 +48,43 @@ def _prose_lines(text: str) -> list[str]:
     return out
 
 
-def relative_links(path: Path) -> list[str]:
+def relative_links(path: Path, with_anchors: bool = False) -> list[str]:
+    """Relative link targets outside code; same-page ``#anchor`` links only ``with_anchors``."""
     links = []
     for line in _prose_lines(path.read_text(encoding="utf-8")):
         for target in _LINK_RE.findall(line):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
-                continue  # http:, https:, mailto: ... and same-page anchors
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
+                continue  # http:, https:, mailto: ...
+            if target.startswith("#") and not with_anchors:
+                continue
             links.append(target)
     return links
+
+
+def github_anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = heading.strip().lower().replace("`", "")
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """Every anchor a page offers: its headings (with GitHub's -1, -2 suffixes) and explicit ids."""
+    text = path.read_text(encoding="utf-8")
+    found: set[str] = set(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
+    seen: dict[str, int] = {}
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE_RE.match(line.strip()):
+            in_fence = not in_fence
+            continue
+        m = None if in_fence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            slug = github_anchor(m.group(1))
+            n = seen.get(slug, 0)
+            found.add(slug if n == 0 else f"{slug}-{n}")
+            seen[slug] = n + 1
+    return found
 
 
 def runnable_blocks(path: Path) -> list[tuple[int, str]]:
@@ -97,13 +126,14 @@ def test_docs_exist_and_are_found():
 @pytest.mark.parametrize("page", MARKDOWN, ids=_rel)
 def test_relative_links_point_to_existing_files(page: Path):
     broken = []
-    for target in relative_links(page):
-        file_part = target.split("#", 1)[0]
-        if not file_part:
-            continue
-        if not (page.parent / file_part).resolve().exists():
+    for target in relative_links(page, with_anchors=True):
+        file_part, _, anchor = target.partition("#")
+        dest = (page.parent / file_part).resolve() if file_part else page
+        if not dest.exists():
             broken.append(target)
-    assert not broken, f"{_rel(page)} links to missing files: {broken}"
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{target} (no such heading)")
+    assert not broken, f"{_rel(page)} has broken links: {broken}"
 
 
 def test_link_checker_sees_links_and_skips_code(tmp_path: Path):
@@ -111,6 +141,13 @@ def test_link_checker_sees_links_and_skips_code(tmp_path: Path):
     page = tmp_path / "probe.md"
     page.write_text(sample, encoding="utf-8")
     assert relative_links(page) == ["docs/a.md"]
+
+
+def test_anchor_slugs_follow_github():
+    assert github_anchor("`database is locked`") == "database-is-locked"
+    assert github_anchor("Reports, baselines, history and CI gates") == "reports-baselines-history-and-ci-gates"
+    assert github_anchor("Which ICC answers which question about a judge") == "which-icc-answers-which-question-about-a-judge"
+    assert github_anchor("The full configuration: 50 patients x 20 turns") == "the-full-configuration-50-patients-x-20-turns"
 
 
 # --------------------------------------------------------------------------- (b) snippets

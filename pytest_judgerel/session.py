@@ -57,6 +57,7 @@ class JudgerelSession:
                         rpm=s.rpm,
                         timeout=s.timeout,
                         max_attempts=s.max_attempts,
+                        cache_backend=s.cache_backend,
                     )
                 )
                 self._client.progress = self.progress

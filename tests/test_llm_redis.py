@@ -436,3 +436,42 @@ def test_redact_url_strips_credentials():
     assert redact_url("rediss://:p4ss@h/0") == "rediss://***@h/0"
     assert "p4ss" not in redact_url("redis://h:6379/0?password=p4ss&prefix=x:")
     assert redact_url("unix:///run/redis.sock?db=1") == "unix:///run/redis.sock?db=1"
+
+
+def test_sharded_suite_shares_redis_and_merges_reports(pytester, redis_url, server):
+    """Two CI shards of one suite: one Redis cache (one upstream call per key across shards),
+    one JSON report each, merged by `judgerel report merge` into one report."""
+    import json
+    import subprocess
+    import sys
+
+    pytester.makeconftest(
+        f"""
+        import pytest
+        @pytest.fixture
+        def items():
+            return [{{"id": f"p{{i}}", "sentence1": f"a{{i}}", "sentence2": "b"}} for i in range(8)]
+        """
+    )
+    body = """
+        import pytest
+        from pytest_judgerel import assert_icc_above
+
+        @pytest.mark.judge(model="openai/fake", template="stsb", api_base="{url}")
+        @pytest.mark.scale("0-10")
+        def test_{name}(judge, items):
+            r = judge.with_(api_key="sk-test").rate(items, repeats=2)
+            assert r.shape == (8, 2)
+        """
+    pytester.makepyfile(test_one=body.format(url=server.url, name="one"), test_two=body.format(url=server.url, name="two"))
+    for shard, path in (("1", "test_one.py"), ("2", "test_two.py")):
+        result = pytester.runpytest_subprocess(path, f"--judgerel-cache-backend={redis_url}",
+                                               f"--judgerel-json=shard{shard}.json")
+        result.assert_outcomes(passed=1)
+    assert server.requests == 16  # the second shard replayed the first one's 16 answers from Redis
+    merged = subprocess.run([sys.executable, "-m", "pytest_judgerel", "report", "merge", "shard1.json",
+                             "shard2.json", "-o", "all.json"], cwd=pytester.path, capture_output=True, text=True)
+    assert merged.returncode == 0, merged.stderr
+    report = json.loads((pytester.path / "all.json").read_text())
+    assert sorted(t["nodeid"] for t in report["tests"]) == ["test_one.py::test_one", "test_two.py::test_two"]
+    assert report["totals"]["hits"] == 16 and report["totals"]["misses"] == 16

@@ -19,7 +19,7 @@ from pytest_judgerel import (
     load_dataset,
 )
 
-STSB = load_dataset("stsb", subset=20)  # 20 genre-stratified pairs with human gold (0-5)
+STSB = load_dataset("stsb", subset=20, stratify="genre")  # 20 pairs across the 3 genres, human gold 0-5
 
 
 @pytest.mark.judge(template="stsb", temperature=0.0, max_tokens=16)

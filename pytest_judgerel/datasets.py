@@ -179,8 +179,25 @@ def _select(rows: Sequence[dict], subset: Any, name: str) -> list[dict]:
     raise ConfigError(f"subset must be a count, a list of item ids or a group filter dict, got {type(subset).__name__}")
 
 
+def _stratify(rows: Sequence[dict], n: int, group: str, name: str) -> list[dict]:
+    """The first ``n`` items taken round-robin over the labels of ``group`` (in stored order),
+    so a small subset covers every group instead of the first one only."""
+    if any(group not in r["groups"] for r in rows):
+        raise ConfigError(f"data set {name!r} has no item group {group!r}")
+    buckets: dict[str, list[dict]] = {}
+    for r in rows:
+        buckets.setdefault(r["groups"][group], []).append(r)
+    out: list[dict] = []
+    queues = [list(b) for b in buckets.values()]
+    while len(out) < n and any(queues):
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop(0))
+    return out
+
+
 def load_dataset(name: str, criterion: str | None = None, subset: Any = None, *,
-                 layout: str = "raters") -> HumanDataset:
+                 layout: str = "raters", stratify: str | None = None) -> HumanDataset:
     """Load a vendored human-rated data set for one criterion.
 
     ``criterion`` defaults to the data set's default (``meta.json``).  ``subset``:
@@ -189,7 +206,8 @@ def load_dataset(name: str, criterion: str | None = None, subset: Any = None, *,
     ``layout="raters"`` gives one column per person (NaN where they did not rate);
     ``"slots"`` gives column k = the k-th available rating of each item, complete
     up to the smallest number of raters per item (columns are then not persons:
-    use one-way ICC forms).
+    use one-way ICC forms).  ``stratify="genre"`` with ``subset=n`` takes the n items
+    round-robin over that item group's labels (a small subset that covers every group).
     """
     if layout not in LAYOUTS:
         raise ConfigError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -197,7 +215,12 @@ def load_dataset(name: str, criterion: str | None = None, subset: Any = None, *,
     crit = criterion or meta["default_criterion"]
     if crit not in meta["criteria"]:
         raise ConfigError(f"data set {name!r} has no criterion {crit!r}; criteria: {meta['criteria']}")
-    chosen = _select(rows, subset, name)
+    if stratify is not None:
+        if not isinstance(subset, int) or isinstance(subset, bool):
+            raise ConfigError("stratify= needs subset=<count>")
+        chosen = _stratify(rows, subset, stratify, name)
+    else:
+        chosen = _select(rows, subset, name)
     if not chosen:
         raise ConfigError(f"subset {subset!r} of {name!r} selects no item")
     aliases = meta.get("aliases", {})

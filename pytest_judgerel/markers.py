@@ -32,10 +32,10 @@ JUDGE_KWARGS = {
     "namespace": str,
     "reask": bool,
     "top_p": (int, float),
-    "output": str,
+    "constrain": str,
 }
 PATIENT_KWARGS = {"n": int, "seed": int, "severity": (str, type(None)), "turns": int}
-SEVERITIES = ("severe", "not_severe")
+SEVERITIES = ("severe", "non_severe", "not_severe")  # "not_severe": accepted alias
 
 
 def _where(item: pytest.Item, mark: Any) -> str:

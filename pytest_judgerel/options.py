@@ -14,16 +14,16 @@ from typing import Any, Callable
 CACHE_MODES = ("record", "replay", "refresh", "off")
 
 MARKERS = [
-    "judge(model=None, template=None, temperature=None, max_tokens=None, seed=None, system=None, "
-    "axes=None, api_base=None, namespace=None, reask=None): configure the `judge` fixture for this test "
-    "(pytest-judgerel)",
+    "judge(model=None, template=None, temperature=None, max_tokens=None, seed=None, top_p=None, "
+    "system=None, axes=None, api_base=None, namespace=None, reask=None, constrain=None): "
+    "configure the `judge` fixture for this test (pytest-judgerel)",
     "scale(*names): grading scale(s) such as '0-5', '0-10', '0-100'; a test that requests the `scale` "
     "fixture runs once per scale, others get all of them as `judge.scales` (pytest-judgerel)",
     "axis(name): the criterion the judge grades, e.g. 'coherence' (pytest-judgerel)",
     "repeats(n): how many times the judge rates each item (pytest-judgerel)",
     "judge_panel(*models): models of the `judge_panel` fixture (pytest-judgerel)",
-    "patients(n=5, seed=0, severity=None): parametrize over sampled MindEval patient profiles "
-    "(pytest-judgerel)",
+    "patients(n=5, seed=0, severity=None, turns=20): parametrize over sampled MindEval patient profiles; "
+    "severity 'severe' or 'non_severe' (pytest-judgerel)",
 ]
 
 

@@ -196,8 +196,13 @@ def analyse(
     if len(models) > 1:
         for bench in benches:
             for scale in scales:
-                cols = [_unit(judged[(m, scale, bench)].reorder_items(human[bench].item_ids))
-                        for m in models if (m, scale, bench) in judged]
+                have = [judged[(m, scale, bench)] for m in models if (m, scale, bench) in judged]
+                common = [i for i in have[0].item_ids if all(i in set(r.item_ids) for r in have[1:])] if have else []
+                cols = []
+                if len(common) >= 2:
+                    keep = set(common)
+                    cols = [_unit(r.select_items([i in keep for i in r.item_ids]).reorder_items(common))
+                            for r in have]
                 if len(cols) > 1:
                     try:
                         res.llm_panels[(bench, scale)] = icc(np.column_stack(cols), form="A,1")

@@ -192,3 +192,17 @@ def test_values_are_finite_or_nan_only():
     for name in NAMES:
         ds = load_dataset(name)
         assert all(math.isnan(v) or math.isfinite(v) for row in ds.matrix for v in row)
+
+
+def test_stratified_subset_covers_every_group():
+    from pytest_judgerel import load_dataset
+    from pytest_judgerel.errors import ConfigError
+
+    d = load_dataset("stsb", subset=20, stratify="genre")
+    genres = d.item_groups["genre"]
+    assert len(genres) == 20 and len(set(genres)) == len(set(load_dataset("stsb").item_groups["genre"]))
+    assert len(set(load_dataset("stsb", subset=20).item_groups["genre"])) == 1  # stored order: one genre
+    with pytest.raises(ConfigError, match="no item group"):
+        load_dataset("stsb", subset=5, stratify="nope")
+    with pytest.raises(ConfigError, match="needs subset"):
+        load_dataset("stsb", stratify="genre")

@@ -174,3 +174,18 @@ def test_retryable_statuses_from_a_scripted_provider(status, tmp_path):
         response = client.complete(LLMRequest(model=model, messages=[{"role": "user", "content": "x"}]))
         assert client.stats.retries == 1
     assert response.text == "recovered" and response.attempts == 2 and len(calls) == 2
+
+
+def test_missing_credentials_fail_fast_even_when_reported_as_500():
+    from pytest_judgerel.llm.retry import classify_failure
+
+    class InternalServerError(Exception):
+        status_code = 500
+
+    info = classify_failure(InternalServerError("OpenAIException - Missing credentials. Please pass an `api_key`"))
+    assert not info.retryable and info.kind == "auth"
+
+    class AuthenticationError(Exception):
+        status_code = 401
+
+    assert not classify_failure(AuthenticationError("bad key")).retryable

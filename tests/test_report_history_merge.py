@@ -186,7 +186,9 @@ def test_cli_history_list_and_compare(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "(m1 -> m2)" in text and "regression" in text and "judge changed: model 'm1'->'m2'" in text
     assert cli.main(["history", "compare", str(d), "--all"]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[1].split()[-3:] == ["0.8500", "0.8400", "0.6000"]
+    assert table[:3] == ["#1: m1", "#2: m1", "#3: m2"]  # legend: full model names per run
+    assert table[3].split()[-3:] == ["#1", "#2", "#3"]
+    assert table[4].split()[-3:] == ["0.8500", "0.8400", "0.6000"]
 
 
 def test_register_adds_subcommands_to_a_parent_parser() -> None:

@@ -365,6 +365,7 @@ def export_cache(directory: str | os.PathLike[str], out: str | os.PathLike[str],
         items = [(k, e) for k, e in backend.iter_entries()
                  if namespace is None or e.get("request", {}).get("namespace", "") == namespace]
     items.sort(key=_export_order)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)  # e.g. cassettes/ on a first export
     with open(out, "w", encoding="utf-8") as fh:
         for key, entry in items:
             line = {"key": key, "request": entry.get("request", {}), "response": entry.get("response", {})}

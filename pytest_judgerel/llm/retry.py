@@ -88,6 +88,9 @@ def classify_failure(exc: BaseException) -> FailureInfo:
     if not isinstance(status, int):
         status = getattr(getattr(exc, "response", None), "status_code", None)
         status = status if isinstance(status, int) else None
+    if "Missing credentials" in message or names & {"AuthenticationError", "PermissionDeniedError"}:
+        # a missing or rejected key never fixes itself (litellm reports a missing key as a 500)
+        return FailureInfo(False, status or 401, message, "auth")
     if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}:
         return FailureInfo(True, status or 408, message, "timeout")
     if names & {"APIConnectionError", "ConnectionError", "ConnectError", "RemoteProtocolError"}:

@@ -135,10 +135,12 @@ def cmd_history_compare(args: argparse.Namespace) -> int:
         chosen = runs
         reports = [load_run(r.path) for r in chosen]
         table = metric_table(reports)
-        heads = [f"#{r.number}" + (f" {r.models[0]}" if r.models else "") for r in chosen]
-        print("test / metric".ljust(60) + "".join(h[:14].rjust(15) for h in heads))
+        # runs as columns #1, #2...; their models in a legend (full names, never cut)
+        for r in chosen:
+            print(f"#{r.number}: {', '.join(r.models) if r.models else '(no judge)'}")
+        print("test / metric".ljust(60) + "".join(f"#{r.number}".rjust(10) for r in chosen))
         for (nodeid, metric), values in table.items():
-            print(f"{nodeid} {metric}"[:60].ljust(60) + "".join(_fmt(v).rjust(15) for v in values))
+            print(f"{nodeid} {metric}"[:60].ljust(60) + "".join(_fmt(v).rjust(10) for v in values))
         return 0
     if args.runs and len(args.runs) != 2:
         raise ReportFormatError("history compare takes two runs (or none: the last two)")

@@ -78,7 +78,7 @@ def _listed(tr: Any, title: str, entries: Sequence[Mapping[str, Any]], **markup:
     tr.write_line(f"  {title} ({len(entries)}):", **markup)
     for e in entries[:_MAX_LISTED]:
         extra = ""
-        if e.get("judge_changes"):
+        if e.get("judge_changes") and "judge changed" not in (e.get("reason") or ""):
             extra = " [judge changed: " + ", ".join(f"{k} {v[0]!r}->{v[1]!r}"
                                                     for k, v in e["judge_changes"].items()) + "]"
         tr.write_line(f"    {e['nodeid']} {e['metric']}: {e.get('reason', '')}{extra}", **markup)

@@ -33,6 +33,11 @@ def set_sink(sink: list[dict[str, Any]] | None) -> None:
         _sink = sink
 
 
+def current_sink() -> list[dict[str, Any]] | None:
+    """The list records currently go to (None outside a test)."""
+    return _sink
+
+
 def current() -> list[dict[str, Any]]:
     """Records of the running test so far (a copy)."""
     with _lock:

@@ -27,3 +27,17 @@ def pytest_runtest_makereport(item, call):
                 report.outcome = "failed"
                 report.longrepr = f"{env} is set but this test skipped: {report.longrepr[2]}"
     return report
+
+
+@pytest.fixture(autouse=True)
+def _private_metric_sink():
+    """Metric records of the project's own tests (many assert that a gate fails) go to a
+    private list, not to the session's judgerel summary, where they would read as failures.
+    Runs inside pytester subprocesses are unaffected."""
+    from pytest_judgerel import _recording
+
+    previous = _recording.current_sink()
+    sink: list = []
+    _recording.set_sink(sink)
+    yield sink
+    _recording.set_sink(previous)

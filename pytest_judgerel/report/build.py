@@ -78,7 +78,7 @@ def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any],
         "version": VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "plugin_version": _plugin_version(),
-        "settings": {k: settings.get(k) for k in _SAFE_SETTINGS},
+        "settings": {**{k: settings.get(k) for k in _SAFE_SETTINGS}, "model": _effective_model(settings)},
         "report_only": bool(report_only),
         "tests": tests,
         "totals": compute_totals(tests),
@@ -96,3 +96,15 @@ def build_report(session: Any) -> dict[str, Any]:
              for r in session.results.values()]
     return assemble_report(tests, settings=settings, crashed=getattr(session, "crashed", ()),
                            report_only=bool(settings.get("report_only")))
+
+
+def _effective_model(settings: Any) -> str | None:
+    """The configured judge model, else the default the plugin would use (None if there is none)."""
+    if settings.get("model"):
+        return settings["model"]
+    try:
+        from ..llm import default_model
+
+        return default_model()
+    except Exception:  # no model configured and no embedded model installed
+        return None

@@ -138,7 +138,9 @@ def assert_scale_consistent(
     if failures:
         first = next(iter(ratings_by_scale.values()), None)
         return _parse_gate(first, failures, "scale_consistency", f"ICC({form}) across scales", min_icc, label)
-    result = scale_consistency(ratings_by_scale, form=form, pairwise=pairwise)
+    allowed = any(_n_parse_failures(r) for r in ratings_by_scale.values())
+    result = scale_consistency(ratings_by_scale, form=form, pairwise=pairwise,
+                               nan_policy="omit" if allowed else "raise")
     joint = result.joint
 
     def tested(r):
@@ -187,6 +189,7 @@ class AgreementResult:
     scale: Scale
     item_errors: dict[str, float] = field(default_factory=dict)
     groups: dict[str, "AgreementResult"] = field(default_factory=dict)
+    n_omitted: int = 0
 
     def worst_items(self, limit: int = _WORST, min_error: float = 0.0) -> list[tuple[str, float]]:
         items = sorted(self.item_errors.items(), key=lambda kv: -kv[1])
@@ -194,7 +197,7 @@ class AgreementResult:
 
 
 def agreement(judge_ratings: Any, human_ratings: Any, *, scale: ScaleLike | None = None,
-              by: str | None = None, confidence: float = 0.95) -> AgreementResult:
+              by: str | None = None, confidence: float = 0.95, require_icc: bool = True) -> AgreementResult:
     """Compute human-judge agreement, pooled and per group of ``by``.
 
     ``by`` names an item group of either ratings (e.g. ``"benchmark"``) or a rater
@@ -202,9 +205,13 @@ def agreement(judge_ratings: Any, human_ratings: Any, *, scale: ScaleLike | None
     subgroup's panel mean).
     """
     judge, human = _as_ratings(judge_ratings, "judge"), _as_ratings(human_ratings, "human")
+    positional = not isinstance(judge_ratings, Ratings) and not isinstance(human_ratings, Ratings)
+    if positional and judge.n_items != human.n_items:
+        raise ReliabilityError(f"judge has {judge.n_items} items but human has {human.n_items}: "
+                               "pass Ratings with item ids to compare different item sets")
     sc = _resolve_scale(scale, judge, human)
     judge, human = judge.align(human)
-    pooled = _agreement_core(judge, human, sc, confidence)
+    pooled = _agreement_core(judge, human, sc, confidence, strict=require_icc)
     groups: dict[str, AgreementResult] = {}
     if by is not None:
         if by in human.rater_groups:
@@ -224,7 +231,7 @@ def agreement(judge_ratings: Any, human_ratings: Any, *, scale: ScaleLike | None
                 groups[label] = _agreement_core(
                     judge.select_items(mask), human.select_items(mask), sc, confidence, strict=False
                 )
-    return AgreementResult(pooled.icc, pooled.nmae, pooled.n, sc, pooled.item_errors, groups)
+    return AgreementResult(pooled.icc, pooled.nmae, pooled.n, sc, pooled.item_errors, groups, pooled.n_omitted)
 
 
 def assert_agreement(
@@ -253,11 +260,11 @@ def assert_agreement(
                            "ICC(A,1)" if min_icc is not None else "nMAE",
                            min_icc if min_icc is not None else max_nmae, label,
                            direction="min" if min_icc is not None else "max")
-    res = agreement(judge_ratings, human_ratings, scale=scale, by=by)
+    res = agreement(judge_ratings, human_ratings, scale=scale, by=by, require_icc=min_icc is not None)
 
     def verdict(r: AgreementResult) -> tuple[bool, list[str]]:
         why = []
-        if r.icc is None:
+        if r.icc is None and min_icc is not None:
             return False, ["ICC undefined for this group (too few items or no variance)"]
         if min_icc is not None:
             v = r.icc.value if use == "estimate" else r.icc.ci_low
@@ -283,9 +290,9 @@ def assert_agreement(
     main_stat = "ICC(A,1)" if min_icc is not None else "nMAE"
     rec = _metric_record(
         "agreement" if min_icc is not None else "nmae", main_stat, label,
-        res.icc if min_icc is not None else res.nmae, min_icc if min_icc is not None else max_nmae,
+        res.icc if min_icc is not None else float(res.nmae), min_icc if min_icc is not None else max_nmae,
         "min" if min_icc is not None else "max", judge_ratings, use=use, groups=groups, worst_items=worst,
-        n=res.n, k=2, icc=res.icc.value, nmae=res.nmae,
+        n=res.n, k=2, icc=None if res.icc is None else res.icc.value, nmae=res.nmae, n_omitted=res.n_omitted,
         thresholds={"min_icc": min_icc, "max_nmae": max_nmae},
         pairs=_scatter_pairs(judge_ratings, human_ratings),
         # per-item loss (|judge - human| / scale range, lower is better): enables the paired
@@ -297,12 +304,15 @@ def assert_agreement(
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, res)
+    icc_txt = "undefined" if res.icc is None else \
+        f"{res.icc.value:.4f} [CI {res.icc.ci_low:.4f}, {res.icc.ci_high:.4f}]"
     lines = [
         f"{label + ': ' if label else ''}judge-human agreement on {res.n} items (scale {res.scale.name}): "
-        f"ICC(A,1) = {res.icc.value:.4f} [CI {res.icc.ci_low:.4f}, {res.icc.ci_high:.4f}], nMAE = {res.nmae:.4f}"
+        f"ICC(A,1) = {icc_txt}, nMAE = {res.nmae:.4f}"
+        + (f" ({res.n_omitted} item(s) without a judge or human score omitted)" if res.n_omitted else "")
     ]
     lines.append("  pooled: " + ("passes" if ok_pooled else "; ".join(why_pooled)))
-    if bad_groups and ok_pooled:
+    if bad_groups and ok_pooled and min_icc is not None:
         lines.append(
             "  reliability illusion: the pooled statistic passes but "
             f"{len(bad_groups)} group(s) of {by!r} fail (seed 001 section 5.2)"
@@ -378,8 +388,12 @@ def _check_threshold(value: Any, name: str) -> None:
 def _as_ratings(data: Any, what: str) -> Ratings:
     if isinstance(data, Ratings):
         return data
+    if callable(getattr(data, "ratings", None)):  # e.g. a HumanDataset: keep its item ids and scale
+        return data.ratings()
     if hasattr(data, "to_matrix"):
-        data = data.to_matrix()
+        ids = getattr(data, "item_ids", None)
+        r = Ratings.from_array(data.to_matrix(), item_ids=ids)
+        return Ratings.from_array(r.values, item_ids=r.item_ids, rater_ids=[f"{what}{j}" for j in range(r.n_raters)])
     rows = list(data) if not isinstance(data, np.ndarray) else data
     if isinstance(rows, np.ndarray) and rows.ndim == 1 or (
             not isinstance(rows, np.ndarray) and rows and not isinstance(rows[0], (list, tuple, np.ndarray))):
@@ -391,12 +405,13 @@ def _as_ratings(data: Any, what: str) -> Ratings:
 def _resolve_scale(scale: ScaleLike | None, *ratings: Ratings) -> Scale:
     if scale is not None:
         return Scale.parse(scale)
-    scales = {r.scale for r in ratings if r.scale is not None}
+    found = [r.scale for r in ratings if r.scale is not None]
+    scales = {(sc.low, sc.high): sc for sc in found}  # same bounds = same range, fractional or not
     if len(scales) == 1:
-        return scales.pop()
+        return next(iter(scales.values()))
     if len(scales) > 1:
         raise ReliabilityError(
-            f"judge and human ratings are on different scales ({', '.join(s.name for s in scales)}): "
+            f"judge and human ratings are on different scales ({', '.join(s.name for s in scales.values())}): "
             "normalise them or pass scale= explicitly"
         )
     raise ReliabilityError("nMAE needs the scale range: pass scale='0-5' (or ratings with a scale)")
@@ -407,16 +422,25 @@ def _agreement_core(judge: Ratings, human: Ratings, scale: Scale, confidence: fl
     from .stats.agreement import nmae
     from .stats.icc import icc
 
+    # items without any judge score (e.g. an allowed parse failure) or without any human score
+    # (e.g. a rater subgroup that did not see them) cannot be compared: drop them, count them
+    rated = ~np.isnan(judge.values).all(axis=1) & ~np.isnan(human.values).all(axis=1)
+    if rated.sum() < 2:
+        raise ReliabilityError(f"only {int(rated.sum())} item(s) have both a judge and a human score")
+    if not rated.all():
+        judge, human = judge.select_items(rated), human.select_items(rated)
+    ids = list(judge.item_ids)
     jm, hm = judge.item_means(), human.item_means()
     err = nmae(jm, hm, scale=(scale.low, scale.high))
-    errors = {i: float(abs(a - b) / scale.range) for i, a, b in zip(judge.item_ids, jm, hm)}
+    errors = {i: float(abs(a - b) / scale.range) for i, a, b in zip(ids, jm, hm)}
     try:
         icc_res = icc(np.column_stack([hm, jm]), form="A,1", confidence=confidence)
     except ReliabilityError:
         if strict:
             raise
         icc_res = None
-    return AgreementResult(icc_res, float(err.value), len(jm), scale, errors)
+    return AgreementResult(icc_res, float(err.value), len(jm), scale, errors,
+                           n_omitted=int((~rated).sum()))
 
 
 def _group_icc(sub: Ratings, form: str, confidence: float, nan_policy: str, threshold: float,

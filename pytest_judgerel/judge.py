@@ -252,7 +252,10 @@ class Judge:
             grammar = grammar_for(self.output, scale, self.axes)
         return LLMRequest(
             model=mdl, messages=tuple(messages), temperature=self.temperature if temperature is None else temperature,
-            max_tokens=self.max_tokens, seed=self.seed, top_p=self.top_p, api_base=self.api_base,
+            # a fixed seed would make every repeat the same draw (test-retest ICC trivially 1):
+            # repeat r uses seed + r, so repeats stay distinct yet reproducible
+            max_tokens=self.max_tokens, seed=None if self.seed is None else self.seed + sample_index,
+            top_p=self.top_p, api_base=self.api_base,
             api_key=self.api_key,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
             metadata={"test": self.test_id} if self.test_id else {},
@@ -474,8 +477,8 @@ def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None) ->
     from .markers import marker_scales
 
     kw: dict[str, Any] = {}
-    mark = node.get_closest_marker("judge")
-    if mark is not None:
+    # module, class and function markers merge key by key; the closest one wins per key
+    for mark in reversed(list(node.iter_markers("judge"))):
         kw.update({k: v for k, v in mark.kwargs.items() if v is not None})
     axis = node.get_closest_marker("axis")
     if axis is not None:

@@ -105,9 +105,11 @@ def validate_item(item: pytest.Item) -> list[str]:
             errors.append(f"{_where(item, mark)} takes one or more model names, e.g. judge_panel('a/m1', 'b/m2')")
     for mark in item.iter_markers("patients"):
         errors += list(_kwargs_errors(item, mark, PATIENT_KWARGS))
-        n = mark.kwargs.get("n", 5)
-        if isinstance(n, int) and not isinstance(n, bool) and n < 1:
-            errors.append(f"{_where(item, mark)}: n={n!r} must be >= 1")
+        for key, low in (("n", 1), ("seed", 0), ("turns", 1)):
+            if key in mark.kwargs:
+                v = mark.kwargs[key]
+                if v is None or isinstance(v, bool) or not isinstance(v, int) or v < low:
+                    errors.append(f"{_where(item, mark)}: {key}={v!r} must be an integer >= {low}")
         sev = mark.kwargs.get("severity")
         if isinstance(sev, str) and sev not in SEVERITIES:
             errors.append(f"{_where(item, mark)}: severity={sev!r} must be one of {SEVERITIES} or None")

@@ -123,6 +123,8 @@ class Settings:
     values: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "values":  # copy/pickle probe before __init__ ran
+            raise AttributeError(name)
         try:
             return self.values[name]
         except KeyError:

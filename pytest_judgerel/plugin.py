@@ -25,6 +25,7 @@ _RECORDS = pytest.StashKey[list]()
 _CALLS_BEFORE = pytest.StashKey[dict]()
 SESSION_KEY = pytest.StashKey["object"]()
 _MARKER_ERRORS = pytest.StashKey[list]()
+_SENT = pytest.StashKey[int]()
 
 pytest.register_assert_rewrite("pytest_judgerel.assertions")
 
@@ -94,10 +95,17 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        records = list(item.stash.get(_RECORDS, []))
+    if report.when in ("call", "teardown") or (report.when == "setup" and report.outcome != "passed"):
+        # records (and calls) since the last report of this test: a gate in a fixture's
+        # teardown reaches the report too
+        all_records = item.stash.get(_RECORDS, [])
+        sent = item.stash.get(_SENT, 0)
+        records = list(all_records[sent:])
+        item.stash[_SENT] = len(all_records)
         session = item.config.stash.get(SESSION_KEY, None)
         calls = session.call_delta(item.stash.get(_CALLS_BEFORE, {})) if session else {}
+        if session is not None:
+            item.stash[_CALLS_BEFORE] = session.call_snapshot()
         if records or calls:
             # Transport on a plain attribute (xdist serialises report.__dict__), not on
             # user_properties: junitxml would print the whole payload as a Python repr.
@@ -105,7 +113,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             if records:
                 from .report.junit import junit_properties
 
-                item.user_properties.extend(junit_properties(records))  # junitxml reads the teardown report
+                props = junit_properties(records)
+                # junitxml reads the teardown report, built from item.user_properties
+                (report.user_properties if report.when == "teardown" else item.user_properties).extend(props)
     return report
 
 

@@ -185,7 +185,9 @@ class Ratings:
                         f"duplicate ratings for item {item_names[i]!r} by rater {rater_names[j]!r} "
                         f"({vals}); pass duplicates='mean'|'first'|'last' to aggregate explicitly"
                     )
-                vals = [float(np.nanmean(vals))] if duplicates == "mean" else [vals[0] if duplicates == "first" else vals[-1]]
+                present = [v for v in vals if not math.isnan(v)] or [math.nan]  # a real score beats a missing one
+                vals = [float(np.mean(present))] if duplicates == "mean" else \
+                    [present[0] if duplicates == "first" else present[-1]]
             arr[i, j] = vals[0]
         return cls.from_array(
             arr,
@@ -268,7 +270,10 @@ class Ratings:
 
         A group value may be a single label or a collection of labels.
         """
-        keep = np.ones(self.n_items, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        keep = np.ones(self.n_items, dtype=bool) if mask is None else np.asarray(mask)
+        if keep.dtype != bool or keep.shape != (self.n_items,):
+            raise RatingsError(f"select_items mask must be {self.n_items} booleans (one per item), "
+                               f"got {keep.dtype} of shape {keep.shape}")
         for name, wanted in groups.items():
             keep &= _match(self.item_groups, name, wanted, "item")
         if not keep.any():
@@ -428,7 +433,11 @@ def _as_float_matrix(values: Any) -> np.ndarray:
     else:
         if isinstance(values, np.ndarray) and values.dtype.kind == "b":
             raise RatingsError("boolean ratings are not scores")
+        if isinstance(values, (str, bytes)):
+            raise RatingsError("ratings must be a 2-D array-like (items x raters), got a string")
         rows = list(values)
+        if any(isinstance(r, (str, bytes)) for r in rows):
+            raise RatingsError("ratings must be 2-D (items x raters): rows are strings, not sequences of scores")
         if rows and all(isinstance(r, (list, tuple, np.ndarray)) for r in rows):
             lengths = {len(r) for r in rows}
             if len(lengths) > 1:

@@ -190,6 +190,10 @@ def analyse(
 
     def aligned(model, scale, bench, h=None):
         j, hh = judged[(model, scale, bench)].align(h if h is not None else human[bench])
+        rated = ~np.isnan(j.values).all(axis=1) & ~np.isnan(hh.values).all(axis=1)
+        if not rated.all():  # e.g. an unparseable reply: the item has no judge score
+            res.skipped.append(f"{model} {scale} {bench}: {int((~rated).sum())} item(s) without a score omitted")
+            j, hh = j.select_items(rated), hh.select_items(rated)
         return j, hh
 
     # LLM panel: models as raters (per benchmark and scale)

@@ -176,3 +176,27 @@ def test_report_only_records_but_does_not_fail(records):
         _recording.set_report_only(False)
     assert res.value < 0.99
     assert records[-1]["passed"] is False and records[-1]["report_only"] is True
+
+
+def test_review_regressions_in_agreement():
+    # an item without any judge score (allowed parse failure) is omitted, not a crash
+    judge, human = _human_judge()
+    vals = judge.values.copy()
+    vals[0, 0] = np.nan
+    fail = JudgeFailure(item=judge.item_ids[0], rater="judge", cause="no_number", message="x", reply="meh")
+    j = Ratings.from_array(vals, item_ids=judge.item_ids, rater_ids=["judge"], scale="1-5", parse_failures=[fail])
+    res = assert_agreement(j, human, min_icc=0.5, max_parse_failures=1)
+    assert res.n == 59 and res.n_omitted == 1
+    # nMAE-only gate needs no ICC: identical constant scores pass with nMAE 0
+    const = Ratings.from_array(np.full((5, 1), 3.0), scale="1-5")
+    assert assert_nmae_below(const, Ratings.from_array(np.full((5, 2), 3.0), scale="1-5"), 0.1).nmae == 0
+    # the same bounds are the same scale, fractional or not
+    from pytest_judgerel import Scale
+
+    frac = Ratings.from_array(judge.values, item_ids=judge.item_ids, scale=Scale(1, 5, fractional=True))
+    assert assert_agreement(frac, human, max_nmae=0.5).scale.low == 1
+    # positional inputs of different lengths are an error, not a silent truncation
+    from pytest_judgerel.errors import ReliabilityError
+
+    with pytest.raises(ReliabilityError, match="judge has 3 items but human has 4"):
+        assert_nmae_below([1, 2, 3], [[1, 1], [2, 2], [3, 3], [4, 4]], 0.2, scale="0-5")

@@ -182,3 +182,16 @@ def test_embedded_model_judges_with_a_grammar_and_distinct_repeats(tmp_path):
     assert ((r.values >= 0) & (r.values <= 5)).all()
     # distinct draws per sample index (seeded from the cache key), not one answer copied
     assert any(len(set(row)) > 1 for row in r.values.tolist())
+
+
+def test_fixed_seed_still_gives_distinct_repeats(client, scripted):
+    seen = []
+
+    def by_seed(messages, **params):
+        seen.append(params.get("seed"))
+        return str(params["seed"] % 6)
+
+    model = scripted("scripted/seeded", by_seed)
+    r = Judge(model=model, template="stsb", scale="0-5", seed=42, temperature=1.0, client=client).rate(ITEMS[:2], 3)
+    assert sorted(set(seen)) == [42, 43, 44]  # repeat r is sent seed + r
+    assert r.values[0].tolist() == [0, 1, 2]

@@ -54,7 +54,9 @@ def test_markers_registered_and_strict_markers_clean(pytester):
         ('axis()', "takes exactly one non-empty axis name"),
         ('repeats(0)', "takes one integer >= 1"),
         ('repeats("3")', "takes one integer >= 1"),
-        ('patients(n=0)', "n=0 must be >= 1"),
+        ('patients(n=0)', "n=0 must be an integer >= 1"),
+        ('patients(turns=None)', "turns=None must be an integer >= 1"),
+        ('patients(seed=-1)', "seed=-1 must be an integer >= 0"),
         ('patients(severity="very")', "severity='very' must be one of"),
     ],
 )
@@ -203,3 +205,49 @@ def test_bad_marker_under_xdist_names_the_problem(pytester):
     assert "INTERNALERROR" not in out
     assert "unknown argument 'temprature' (did you mean 'temperature'?)" in out
     result.assert_outcomes(passed=1, errors=1)
+
+
+def test_gate_in_fixture_teardown_reaches_the_report(pytester):
+    pytester.makepyfile(
+        """
+        import numpy as np
+        import pytest
+        from pytest_judgerel import assert_icc_above
+
+        @pytest.fixture
+        def collected():
+            rows = []
+            yield rows
+            assert_icc_above(np.array(rows, dtype=float), 0.5, label="teardown-gate")
+
+        def test_collect(collected):
+            rng = np.random.default_rng(0)
+            t = rng.uniform(0, 10, 20)
+            collected.extend((t[:, None] + rng.normal(0, .1, (20, 3))).tolist())
+            assert_icc_above(np.array(collected), 0.5, label="call-gate")
+        """
+    )
+    result = pytester.runpytest_subprocess("--judgerel-json=out.json", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=1)
+    data = json.loads((pytester.path / "out.json").read_text())
+    labels = [r["label"] for t in data["tests"] for r in t["records"]]
+    assert labels == ["call-gate", "teardown-gate"]
+    assert "teardown-gate" in (pytester.path / "junit.xml").read_text()
+
+
+def test_judge_markers_merge_with_the_closest_winning(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+        pytestmark = pytest.mark.judge(model="scripted/module", temperature=0.7)
+
+        class TestX:
+            pytestmark = pytest.mark.judge(template="summeval", max_tokens=99)
+
+            @pytest.mark.judge(temperature=0.2)
+            def test_merged(self, judge):
+                assert (judge.model, judge.template_name, judge.temperature, judge.max_tokens) == \\
+                    ("scripted/module", "summeval", 0.2, 99)
+        """
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)

@@ -188,3 +188,22 @@ def test_scale_parse_and_normalize():
         Scale.parse("ten to twenty")
     with pytest.raises(ScaleError):
         Scale(5, 1)
+
+
+def test_review_regressions_masks_duplicates_strings_and_settings_copy():
+    import copy
+    import pickle
+
+    r = Ratings.from_array([[1, 2], [3, 4], [5, 6]])
+    with pytest.raises(RatingsError, match="3 booleans"):
+        r.select_items([0, 2])  # integer indices are not a mask
+    with pytest.raises(RatingsError, match="3 booleans"):
+        r.select_items([True, False])
+    recs = [{"item": "a", "rater": "h", "score": None}, {"item": "a", "rater": "h", "score": 4}]
+    assert Ratings.from_records(recs, duplicates="first").values[0, 0] == 4  # a score beats a missing one
+    with pytest.raises(RatingsError, match="strings"):
+        Ratings.from_array(["35", "42"])
+    from pytest_judgerel.options import Settings
+
+    s = Settings({"model": "x"})
+    assert copy.deepcopy(s).model == "x" and pickle.loads(pickle.dumps(s)).model == "x"

@@ -29,11 +29,18 @@ def make_judge(node: Any, client: Any, settings: Any):
     """The 5-axis MindEval judge on the session's model."""
     from pytest_judgerel.mindeval.judge import MindEvalJudge
 
-    return MindEvalJudge(_model(settings), client)
+    return MindEvalJudge(_model(settings), client, api_base=settings.api_base,
+                         temperature=settings.temperature, max_tokens=settings.max_tokens,
+                         reask=settings.reask)
 
 
 def make_interaction(node: Any, patient: Any, clinician: Any, client: Any, settings: Any):
     """One simulated conversation (cached turn by turn, so a re-run resumes)."""
     from pytest_judgerel.mindeval.interaction import run_interaction
 
-    return run_interaction(patient, clinician, client, patient_model=_model(settings), turns=_turns(node))
+    extra = {}
+    if settings.api_base:  # a local OpenAI-compatible server serves the patient (and a model clinician)
+        extra["patient_api_base"] = settings.api_base
+        if isinstance(clinician, str):
+            extra["clinician_api_base"] = settings.api_base
+    return run_interaction(patient, clinician, client, patient_model=_model(settings), turns=_turns(node), **extra)

@@ -103,7 +103,7 @@ def run(project: Path, args: list[str]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tests", type=int, default=20)
-    ap.add_argument("--seconds", type=float, default=10.0, help="total CPU seconds of the suite")
+    ap.add_argument("--seconds", type=float, default=30.0, help="total CPU seconds of the suite")
     ap.add_argument("--runs", type=int, default=2)
     args = ap.parse_args()
     resamples = calibrate(args.seconds / args.tests)

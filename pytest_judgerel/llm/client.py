@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
-from pytest_judgerel.llm.keys import cache_key, key_fields
+from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
 
 __all__ = ["LLMClient", "LLMSettings", "CallStats", "default_model"]
@@ -410,7 +410,8 @@ class LLMClient:
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
-        key = cache_key(request)
+        fields = key_fields(request)  # computed once: long MindEval histories make it cost
+        key = key_from_fields(fields)
         if mode == "off":
             stats.misses += 1
             return await self._call_upstream(request, key)
@@ -433,7 +434,7 @@ class LLMClient:
             return replace(response, cached=True)
         # The fill runs as its own task: if this caller is cancelled, the paid-for answer is
         # still stored and the key lock released; later identical requests join it.
-        task = asyncio.get_running_loop().create_task(self._fill(request, key, backend))
+        task = asyncio.get_running_loop().create_task(self._fill(request, key, backend, fields))
         self._inflight[key] = task
 
         def forget(done: asyncio.Task, key: str = key) -> None:
@@ -445,7 +446,7 @@ class LLMClient:
         task.add_done_callback(forget)
         return await asyncio.shield(task)
 
-    async def _fill(self, request: LLMRequest, key: str, backend: Any) -> LLMResponse:
+    async def _fill(self, request: LLMRequest, key: str, backend: Any, fields: dict) -> LLMResponse:
         """Single-flight miss: take the key lock, re-check the cache, call upstream, store."""
         stats = self.stats
         lock = backend.key_lock(key)
@@ -459,7 +460,7 @@ class LLMClient:
             response = await self._call_upstream(request, key)
             from pytest_judgerel.llm.cache import make_entry
 
-            backend.set(key, make_entry(key, key_fields(request), {
+            backend.set(key, make_entry(key, fields, {
                 "text": response.text, "model": response.model, "usage": dict(response.usage),
                 "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
                 "attempts": response.attempts}))

@@ -106,6 +106,17 @@ class _FileKeyLock(KeyLock):
         self._lock.release()
 
 
+def decode_entry(raw: Any) -> dict | None:
+    """A stored entry (JSON text) as a dict; None when absent or unreadable (then it is a miss)."""
+    if raw is None:
+        return None
+    try:
+        entry = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
 class _StripedLocks:
     """Cross-process key locks as POSIX byte-range locks on one file (``<dir>/locks/stripes``).
 
@@ -202,14 +213,7 @@ class DiskCacheBackend(CacheBackend):
             self._stripes = None
 
     def get(self, key: str) -> dict | None:
-        raw = self._cache.get(key)
-        if raw is None:
-            return None
-        try:
-            entry = json.loads(raw)
-        except (TypeError, ValueError):
-            return None
-        return entry if isinstance(entry, dict) else None
+        return decode_entry(self._cache.get(key))
 
     def set(self, key: str, entry: Mapping[str, Any]) -> None:
         self._cache.set(key, json.dumps(entry, sort_keys=True, ensure_ascii=False))

@@ -180,13 +180,9 @@ class RedisBackend(CacheBackend):
     # entries -----------------------------------------------------------------------------
     @staticmethod
     def _decode(raw: Any) -> dict | None:
-        if raw is None:
-            return None
-        try:
-            entry = json.loads(raw)
-        except (TypeError, ValueError):
-            return None
-        return entry if isinstance(entry, dict) else None
+        from pytest_judgerel.llm.cache import decode_entry
+
+        return decode_entry(raw)
 
     def get(self, key: str) -> dict | None:
         return self._decode(self._redis.get(self._entry_prefix + key))

@@ -41,14 +41,7 @@ svg{background:#fff;font-family:system-ui,sans-serif} code{font-size:12px}
 
 
 # ---------------------------------------------------------------------- helpers
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+from .metrics import _num  # noqa: E402  (one definition of 'a finite float or None')
 
 
 def _f(v: Any, digits: int = 3) -> str:

@@ -146,6 +146,11 @@ class Judge:
             "seed": self.seed,
             "api_base": self.api_base,
         }
+        mdl = fp["model"] if isinstance(fp["model"], str) else ""
+        if self.constrain == "always" or (self.constrain == "auto" and mdl.startswith("local/")):
+            # a grammar-constrained judge is a different judge: its grammar enters the fingerprint
+            grammar = grammar_for(self.output, sc, self.axes)
+            fp["grammar_hash"] = hashlib.sha256(grammar.encode()).hexdigest()[:16]
         fp["id"] = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
         return fp
 
@@ -166,7 +171,7 @@ class Judge:
         sc = self._judge_scale(scale) if scale is not None else self.scale
         rows = _items(items)
         columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
-        return self._run(rows, columns, sc, design="repeats", rater_group="repeat")
+        return self._run(rows, columns, sc, design="repeats", repeats=n)
 
     def rate_scales(self, items: Any, scales: Sequence[ScaleLike] | None = None, repeats: int = 1
                     ) -> dict[str, Ratings]:
@@ -182,7 +187,7 @@ class Judge:
         results = self._run_many(rows, [(f"{sc.name}/{rid}", kw) for sc, rid, kw in calls])
         for sc in chosen:
             cols = [f"{sc.name}/r{r}" for r in range(repeats)]
-            out[sc.name] = self._assemble(rows, cols, results, sc, design="scales",
+            out[sc.name] = self._assemble(rows, cols, results, sc, design="scales", repeats=repeats,
                                           rater_ids=[c.split("/", 1)[1] for c in cols])
         return out
 

@@ -263,3 +263,14 @@ def test_every_judgerel_command_mentioned_exists():
                 if exc.code != 0:
                     bad.setdefault(_rel(page), set()).add(f"{group} {action}")
     assert not bad, f"judgerel commands that do not exist: {bad}"
+
+
+def test_api_reference_is_current():
+    """docs/api.md is generated from the code; a changed signature must regenerate it."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(root / "docs" / "_gen_api.py"), "--check"],
+                          capture_output=True, text=True, cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr

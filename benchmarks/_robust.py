@@ -1180,3 +1180,25 @@ def calls_from_interactions(interactions: Sequence[Any], judge: Any) -> list[dic
 
 if __name__ == "__main__" and len(sys.argv) >= 2 and sys.argv[1] == "serve":
     _serve(float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "default")
+
+
+# ---------------------------------------------------------------------- profiling
+def start_thread_profilers() -> tuple[Any, Any]:
+    """cProfile on the caller thread and on the LLM loop thread, both timing thread CPU (not waits)."""
+    import cProfile
+
+    from pytest_judgerel.llm.client import _runtime
+
+    profilers = (cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time))
+    _runtime().loop.call_soon_threadsafe(profilers[1].enable)
+    profilers[0].enable()
+    return profilers
+
+
+def stop_thread_profilers(profilers: tuple[Any, Any]) -> None:
+    from pytest_judgerel.llm.client import _runtime
+
+    profilers[0].disable()
+    _runtime().loop.call_soon_threadsafe(profilers[1].disable)
+    time.sleep(0.2)  # let the loop thread run the disable
+

@@ -60,15 +60,7 @@ def main() -> int:
             # warm-up outside the timing (imports, prompt files, connection pool): one short conversation
             warm = [p.with_backstory(STORY) for p in sample_profiles(1, 999)]
             run_interactions(warm, "openai/clinician-warm", client, turns=2, patient_model="openai/patient-warm")
-            profilers = None
-            if args.profile:
-                import cProfile
-
-                from pytest_judgerel.llm.client import _runtime
-
-                profilers = (cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time))
-                _runtime().loop.call_soon_threadsafe(profilers[1].enable)
-                profilers[0].enable()
+            profilers = R.start_thread_profilers() if args.profile else None
             before = client.stats.snapshot()
             cpu0, t0 = time.process_time(), time.perf_counter()
             inters = run_interactions(profiles, "openai/clinician", client, turns=args.turns,
@@ -79,11 +71,7 @@ def main() -> int:
             wall = time.perf_counter() - t0
             cpu = time.process_time() - cpu0
             if profilers:
-                from pytest_judgerel.llm.client import _runtime
-
-                profilers[0].disable()
-                _runtime().loop.call_soon_threadsafe(profilers[1].disable)
-                time.sleep(0.2)
+                R.stop_thread_profilers(profilers)
             stats = client.stats.since(before)
             client.close()
             # CPU floor on the same calls: replay the requests through a bare litellm loop

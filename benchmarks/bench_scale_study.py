@@ -73,15 +73,7 @@ def main() -> int:
             # warm-up outside the timing: imports, template, connection pool
             Judge(model="openai/warmup", template="stsb", api_base=url, api_key="sk-bench", client=client
                   ).rate(items[:2], repeats=1)
-            profilers = None
-            if args.profile:
-                import cProfile
-
-                from pytest_judgerel.llm.client import _runtime
-
-                profilers = (cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time))  # CPU, not waits
-                _runtime().loop.call_soon_threadsafe(profilers[1].enable)
-                profilers[0].enable()
+            profilers = R.start_thread_profilers() if args.profile else None
             before = client.stats.snapshot()
             cpu0, t0 = time.process_time(), time.perf_counter()
             results = {}
@@ -91,11 +83,7 @@ def main() -> int:
             wall = time.perf_counter() - t0
             cpu = time.process_time() - cpu0
             if profilers:
-                profilers[0].disable()
-                from pytest_judgerel.llm.client import _runtime
-
-                _runtime().loop.call_soon_threadsafe(profilers[1].disable)
-                time.sleep(0.2)
+                R.stop_thread_profilers(profilers)
             stats = client.stats.since(before)
             client.close()
         cells = sum(int((r.values == r.values).sum()) for by in results.values() for r in by.values())

@@ -41,3 +41,20 @@ def _private_metric_sink():
     _recording.set_sink(sink)
     yield sink
     _recording.set_sink(previous)
+
+
+@pytest.fixture
+def scripted():
+    """Register scripted models for one test: ``scripted("scripted/x", fn)`` -> model name;
+    unregistered afterwards."""
+    from pytest_judgerel.llm import register_scripted, unregister_scripted
+
+    names = []
+
+    def register(name, fn):
+        names.append(register_scripted(name, fn))
+        return names[-1]
+
+    yield register
+    for n in names:
+        unregister_scripted(n)

@@ -9,7 +9,7 @@ from pytest_judgerel import Judge, Ratings, assert_icc_above, assert_scale_consi
 from pytest_judgerel.assertions import JudgeReliabilityFailure
 from pytest_judgerel.errors import ConfigError
 from pytest_judgerel.judge import grammar_for
-from pytest_judgerel.llm import LLMClient, LLMSettings, register_scripted, unregister_scripted
+from pytest_judgerel.llm import LLMClient, LLMSettings
 from pytest_judgerel.scales import Scale
 
 ITEMS = [
@@ -45,19 +45,6 @@ def oracle(messages, **params):
 def client(tmp_path):
     with LLMClient(LLMSettings(cache_dir=str(tmp_path / "cache"))) as c:
         yield c
-
-
-@pytest.fixture
-def scripted():
-    names = []
-
-    def register(name, fn):
-        names.append(register_scripted(name, fn))
-        return names[-1]
-
-    yield register
-    for n in names:
-        unregister_scripted(n)
 
 
 def test_rate_gives_items_by_repeats_with_provenance(client, scripted):

@@ -120,21 +120,6 @@ def test_mindeval_parser_never_invents_a_score(text):
 
 
 # ------------------------------------------------------------------ end to end: Judge and MindEvalJudge
-@pytest.fixture
-def scripted():
-    from pytest_judgerel.llm import register_scripted, unregister_scripted
-
-    names = []
-
-    def register(name, fn):
-        names.append(register_scripted(name, fn))
-        return names[-1]
-
-    yield register
-    for n in names:
-        unregister_scripted(n)
-
-
 NUMBER_0_10 = [c for c in CORPUS if c.parser == "parse_score" and c.scale == "0-10" and not c.fractional
                and isinstance(c.reply, str) and c.reply.strip()]
 

@@ -172,7 +172,8 @@ def test_plugin_import_is_cheap(pytester):
         """
         import sys
         def pytest_sessionfinish(session):
-            heavy = sorted(m for m in ("litellm", "scipy", "diskcache", "numpy") if m in sys.modules)
+            heavy = sorted(m for m in ("litellm", "scipy", "diskcache", "numpy", "llama_cpp", "redis")
+                           if m in sys.modules)
             print("HEAVY", heavy)
         """
     )

@@ -16,20 +16,14 @@ WEAK_MODEL_REASON = (
 )
 
 
-def effective_model(settings) -> str:
-    from pytest_judgerel.llm import default_model
-
-    return settings.model or default_model()
+@pytest.fixture
+def is_embedded_model(judgerel_endpoint) -> bool:
+    return judgerel_endpoint.embedded
 
 
 @pytest.fixture
-def is_embedded_model(judgerel_settings) -> bool:
-    return effective_model(judgerel_settings).startswith("local/")
-
-
-@pytest.fixture
-def real_judge(is_embedded_model, judgerel_settings):
+def real_judge(judgerel_endpoint):
     """Skip the gate on the embedded model, with the reason; run it for any real model."""
-    if is_embedded_model:
-        pytest.skip(WEAK_MODEL_REASON.format(model=effective_model(judgerel_settings)))
+    if judgerel_endpoint.embedded:
+        pytest.skip(WEAK_MODEL_REASON.format(model=judgerel_endpoint.model))
 

@@ -19,10 +19,8 @@ SCALES = ("0-5", "0-10", "0-100")
 
 
 @pytest.fixture(scope="module")
-def study(judgerel_client, judgerel_settings):
-    from pytest_judgerel.llm import default_model
-
-    model = judgerel_settings.model or default_model()
+def study(judgerel_client, judgerel_endpoint):
+    model = judgerel_endpoint.model
     judged_sets = {
         # the same 20 pairs as test_stsb_judge.py: their calls are shared through the cache
         "stsb": (load_dataset("stsb", subset=20, stratify="genre"), 16),
@@ -34,7 +32,8 @@ def study(judgerel_client, judgerel_settings):
     }
     judged = {}
     for bench, (ds, max_tokens) in judged_sets.items():
-        judge = Judge(model=model, template=ds.template, axis=ds.template_keys.get(ds.criterion),
+        # the session's endpoint: model, --judge-api-base and key travel together
+        judge = Judge(endpoint=judgerel_endpoint, template=ds.template, axis=ds.template_keys.get(ds.criterion),
                       temperature=0.0, max_tokens=max_tokens, client=judgerel_client)
         for scale, ratings in judge.rate_scales(ds, SCALES).items():
             judged[(model, scale, bench)] = ratings

@@ -24,6 +24,14 @@ def judgerel_settings(pytestconfig: pytest.Config):
 
 
 @pytest.fixture(scope="session")
+def judgerel_endpoint(pytestconfig: pytest.Config):
+    """The session's :class:`~pytest_judgerel.llm.Endpoint`: the judge model, the server that
+    answers it (``--judge-api-base``) and its key; pass it to anything that makes calls
+    (``Judge(endpoint=...)``, ``run_interactions(..., endpoint=...)``)."""
+    return _session(pytestconfig).endpoint
+
+
+@pytest.fixture(scope="session")
 def judgerel_client(pytestconfig: pytest.Config):
     """The process-wide :class:`~pytest_judgerel.llm.LLMClient` (cache, concurrency, retries)."""
     return _session(pytestconfig).client
@@ -42,22 +50,23 @@ def scale(request: pytest.FixtureRequest):
 
 
 @pytest.fixture
-def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
+def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
     """A :class:`~pytest_judgerel.judge.Judge` configured from the test's markers
     (``judge``, ``scale``, ``axis``, ``repeats``), the options and the ini file."""
     from .judge import judge_from_node
 
     scale_value = request.getfixturevalue("scale") if "scale" in request.fixturenames else None
-    return judge_from_node(request.node, judgerel_client, judgerel_settings, scale=scale_value)
+    return judge_from_node(request.node, judgerel_client, judgerel_settings, scale=scale_value,
+                           endpoint=judgerel_endpoint)
 
 
 @pytest.fixture
-def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
+def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
     """A :class:`~pytest_judgerel.judge.JudgePanel`: the ``judge`` configuration over every
-    model named in ``@pytest.mark.judge_panel(...)`` (seed 001's LLM panel)."""
+    model named in ``@pytest.mark.judge_panel(...)`` (seed 001's LLM panel), on the session's server."""
     from .judge import panel_from_node
 
-    return panel_from_node(request.node, judgerel_client, judgerel_settings)
+    return panel_from_node(request.node, judgerel_client, judgerel_settings, endpoint=judgerel_endpoint)
 
 
 @pytest.fixture(scope="session")
@@ -84,10 +93,15 @@ def human_ratings() -> Callable[..., Any]:
 
 @pytest.fixture
 def fake_llm_server():
-    """A loopback fake OpenAI-compatible server (latency, fault injection, request counts)."""
+    """A running loopback fake OpenAI-compatible server (:class:`~pytest_judgerel.llm.FakeLLMServer`,
+    10 ms latency, no faults).  Call it with ``model="openai/<any name>"`` and
+    ``api_base=fake_llm_server.url`` (or ``--judge-api-base``).  The default reply is an integer
+    on the scale the prompt states; set ``.responder`` (``fn(FakeRequest) -> str``), ``.scale``,
+    ``.latency`` or ``.faults`` (a ``FaultPlan``; then ``.reset()``) in the test.  ``.requests``,
+    ``.log`` and ``.max_in_flight`` tell what reached it."""
     from .llm.fake_server import FakeLLMServer
 
-    with FakeLLMServer() as server:
+    with FakeLLMServer(latency=0.01) as server:
         yield server
 
 
@@ -102,27 +116,28 @@ def patient(request: pytest.FixtureRequest):
 
 
 @pytest.fixture
-def clinician(judgerel_settings):
-    """The system under test of a MindEval interaction: by default the configured judge
-    model acting as clinician. Override this fixture with a model name, a callable
-    ``fn(messages) -> str`` or an object with ``respond(messages)``."""
-    from .llm import default_model
-
-    return judgerel_settings.model or default_model()
+def clinician(judgerel_endpoint):
+    """The system under test of a MindEval interaction: by default the session's model (and
+    server) acting as clinician. Override this fixture with an
+    :class:`~pytest_judgerel.llm.Endpoint`, a model name (served by ``--judge-api-base`` when
+    set), a callable ``fn(messages) -> str`` or an object with ``respond(messages)``."""
+    return judgerel_endpoint
 
 
 @pytest.fixture
-def mindeval_judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
-    """The 5-axis MindEval judge (seed 004, Figures 11-12) on the configured model."""
+def mindeval_judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
+    """The 5-axis MindEval judge (seed 004, Figures 11-12) on the session's model and server."""
     from .mindeval.fixtures import make_judge
 
-    return make_judge(request.node, judgerel_client, judgerel_settings)
+    return make_judge(request.node, judgerel_client, judgerel_settings, judgerel_endpoint)
 
 
 @pytest.fixture
-def interaction(request: pytest.FixtureRequest, patient, clinician, judgerel_client, judgerel_settings):
+def interaction(request: pytest.FixtureRequest, patient, clinician, judgerel_client, judgerel_settings,
+                judgerel_endpoint):
     """One simulated MindEval conversation between ``patient`` and ``clinician``
     (turns from ``@pytest.mark.patients(turns=...)``, default 20)."""
     from .mindeval.fixtures import make_interaction
 
-    return make_interaction(request.node, patient, clinician, judgerel_client, judgerel_settings)
+    return make_interaction(request.node, patient, clinician, judgerel_client, judgerel_settings,
+                            judgerel_endpoint)

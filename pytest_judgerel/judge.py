@@ -58,6 +58,13 @@ class Judge:
     ``template`` is a shipped template name (``"stsb"``, ``"summeval"``...), a path
     or template text with ``{placeholders}``; ``axis`` selects the criterion when
     the template's output has several (JSON criteria, MindEval axes).
+
+    The server is ``endpoint`` (see :class:`~pytest_judgerel.llm.Endpoint`; the ``judge``
+    fixture passes the session's); ``model``/``api_base``/``api_key`` refine it.  With
+    neither, the endpoint is resolved from ``JUDGEREL_MODEL``/``JUDGEREL_API_BASE``, else
+    the embedded model.  ``system`` replaces the template's system message.
+    ``constrain``: ``"auto"`` grammar-constrains replies on the embedded model only,
+    ``"always"`` on any llama.cpp-compatible server too, ``"never"`` not at all.
     """
 
     model: str | None = None
@@ -79,18 +86,16 @@ class Judge:
     constrain: str = "auto"
     client: Any = None
     test_id: str = ""
+    endpoint: Any = field(default=None, repr=False)
     _template: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
+        from .llm.endpoint import resolve_endpoint
         from .templates import load_template
 
         self._template = load_template(self.template)
-        if self.model is None:
-            from .llm import default_model
-
-            self.model = default_model()
-        if not isinstance(self.model, str) or not self.model.strip():
-            raise ConfigError(f"judge model must be a non-empty string, got {self.model!r}")
+        ep = resolve_endpoint(self.model, self.api_base, self.api_key, default=self.endpoint)
+        self.endpoint, self.model, self.api_base, self.api_key = ep, ep.model, ep.api_base, ep.api_key
         self.scale = self._judge_scale(self.scale if self.scale is not None else DEFAULT_SCALE)
         self.scales = tuple(self._judge_scale(s) for s in self.scales) or (self.scale,)
         keys = list(self.axes) if self.axes else list(getattr(self._template, "keys", None) or [])
@@ -147,12 +152,16 @@ class Judge:
             "api_base": self.api_base,
         }
         mdl = fp["model"] if isinstance(fp["model"], str) else ""
-        if self.constrain == "always" or (self.constrain == "auto" and mdl.startswith("local/")):
+        if self._constrained(mdl):
             # a grammar-constrained judge is a different judge: its grammar enters the fingerprint
             grammar = grammar_for(self.output, sc, self.axes)
             fp["grammar_hash"] = hashlib.sha256(grammar.encode()).hexdigest()[:16]
         fp["id"] = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
         return fp
+
+    def _constrained(self, model: str) -> bool:
+        """Whether replies of ``model`` are grammar-constrained (see ``constrain``)."""
+        return self.constrain == "always" or (self.constrain == "auto" and model.startswith("local/"))
 
     def with_(self, **changes: Any) -> "Judge":
         """A copy with some settings changed (e.g. ``judge.with_(model="x")``)."""
@@ -248,20 +257,18 @@ class Judge:
         from .llm import LLMRequest
         from .templates import render
 
-        messages = list(render(self._template, item, scale))
-        if self.system and not any(m.get("role") == "system" for m in messages):
+        messages = [m for m in render(self._template, item, scale) if not (self.system and m.get("role") == "system")]
+        if self.system:  # the caller's system message replaces the template's
             messages.insert(0, {"role": "system", "content": self.system})
-        mdl = model or self.model
-        grammar = None
-        if self.constrain == "always" or (self.constrain == "auto" and mdl.startswith("local/")):
-            grammar = grammar_for(self.output, scale, self.axes)
+        endpoint = self.endpoint if model is None else self.endpoint.with_model(model)
+        grammar = grammar_for(self.output, scale, self.axes) if self._constrained(endpoint.model) else None
         return LLMRequest(
-            model=mdl, messages=tuple(messages), temperature=self.temperature if temperature is None else temperature,
+            **endpoint.request_fields(),
+            messages=tuple(messages), temperature=self.temperature if temperature is None else temperature,
             # a fixed seed would make every repeat the same draw (test-retest ICC trivially 1):
             # repeat r uses seed + r, so repeats stay distinct yet reproducible
             max_tokens=self.max_tokens, seed=None if self.seed is None else self.seed + sample_index,
-            top_p=self.top_p, api_base=self.api_base,
-            api_key=self.api_key,
+            top_p=self.top_p,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
             metadata={"test": self.test_id} if self.test_id else {},
         )
@@ -477,8 +484,13 @@ def _item_groups(rows: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, lis
 
 
 # ---------------------------------------------------------------------- from pytest nodes
-def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None) -> Judge:
-    """Build the ``judge`` fixture's Judge from markers, options and ini."""
+def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, endpoint: Any = None) -> Judge:
+    """Build the ``judge`` fixture's Judge from markers, options and ini.
+
+    ``endpoint`` is the session's (:func:`~pytest_judgerel.llm.resolve_endpoint`); a judge
+    marker's ``model``/``api_base`` refine it.
+    """
+    from .llm.endpoint import resolve_endpoint
     from .markers import marker_scales
 
     kw: dict[str, Any] = {}
@@ -490,24 +502,26 @@ def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None) ->
         kw["axis"] = axis.args[0]
     rep = node.get_closest_marker("repeats")
     names = marker_scales(node)
+    session_endpoint = endpoint if endpoint is not None else resolve_endpoint(settings=settings)
     return Judge(
-        model=kw.pop("model", None) or settings.model,
+        endpoint=resolve_endpoint(kw.pop("model", None), kw.pop("api_base", None), default=session_endpoint),
         template=kw.pop("template", "stsb"),
         scale=scale if scale is not None else (names[0] if names else None),
         scales=tuple(names),
         temperature=kw.pop("temperature", settings.temperature),
         max_tokens=kw.pop("max_tokens", settings.max_tokens),
         repeats=rep.args[0] if rep is not None else settings.repeats,
-        api_base=kw.pop("api_base", None) or settings.api_base,
         reask=kw.pop("reask", settings.reask),
+        constrain=kw.pop("constrain", settings.constrain),
         client=client,
         test_id=node.nodeid,
         **kw,
     )
 
 
-def panel_from_node(node: Any, client: Any, settings: Any) -> JudgePanel:
+def panel_from_node(node: Any, client: Any, settings: Any, endpoint: Any = None) -> JudgePanel:
+    """The ``judge_panel`` fixture: the judge configuration over the marker's models (same server)."""
     mark = node.get_closest_marker("judge_panel")
     if mark is None:
         raise ConfigError(f"{node.nodeid}: the judge_panel fixture needs @pytest.mark.judge_panel('model-a', ...)")
-    return JudgePanel(judge_from_node(node, client, settings), list(mark.args))
+    return JudgePanel(judge_from_node(node, client, settings, endpoint=endpoint), list(mark.args))

@@ -20,6 +20,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from .options import CONSTRAIN_MODES
+
 JUDGE_KWARGS = {
     "model": str,
     "template": str,
@@ -34,7 +36,8 @@ JUDGE_KWARGS = {
     "top_p": (int, float),
     "constrain": str,
 }
-PATIENT_KWARGS = {"n": int, "seed": int, "severity": (str, type(None)), "turns": int}
+PATIENT_KWARGS = {"n": int, "seed": int, "severity": (str, type(None)), "turns": int, "variant": (str, type(None))}
+PATIENT_VARIANTS = ("default", "no_format", "role_only")  # seed 004 Figures 7, 8, 9
 SEVERITIES = ("severe", "non_severe", "not_severe")  # "not_severe": accepted alias
 
 
@@ -52,7 +55,7 @@ def _kwargs_errors(item: pytest.Item, mark: Any, spec: dict[str, Any]) -> Iterat
             yield f"{_where(item, mark)} got unknown argument {key!r}{hint}"
             continue
         want = spec[key]
-        if value is None and key not in ("severity",):
+        if value is None and key not in ("severity", "variant"):
             continue
         if isinstance(value, bool) and want is not bool:
             yield f"{_where(item, mark)}: {key}={value!r} must be {_tname(want)}"
@@ -77,6 +80,9 @@ def validate_item(item: pytest.Item) -> list[str]:
         mt = mark.kwargs.get("max_tokens")
         if isinstance(mt, int) and not isinstance(mt, bool) and mt < 1:
             errors.append(f"{_where(item, mark)}: max_tokens={mt!r} must be >= 1")
+        c = mark.kwargs.get("constrain")
+        if isinstance(c, str) and c not in CONSTRAIN_MODES:
+            errors.append(f"{_where(item, mark)}: constrain={c!r} must be one of {', '.join(CONSTRAIN_MODES)}")
     for mark in item.iter_markers("scale"):
         if mark.kwargs:
             errors.append(f"{_where(item, mark)} takes scale names only, got {sorted(mark.kwargs)}")
@@ -113,6 +119,14 @@ def validate_item(item: pytest.Item) -> list[str]:
         sev = mark.kwargs.get("severity")
         if isinstance(sev, str) and sev not in SEVERITIES:
             errors.append(f"{_where(item, mark)}: severity={sev!r} must be one of {SEVERITIES} or None")
+        turns = mark.kwargs.get("turns")
+        if isinstance(turns, int) and not isinstance(turns, bool) and turns >= 1 and (turns < 2 or turns % 2):
+            errors.append(f"{_where(item, mark)}: turns={turns!r} must be an even number >= 2 "
+                          "(clinician and patient alternate after the patient's opening)")
+        variant = mark.kwargs.get("variant")
+        if isinstance(variant, str) and variant not in PATIENT_VARIANTS:
+            errors.append(f"{_where(item, mark)}: variant={variant!r} must be one of {PATIENT_VARIANTS} "
+                          "or None (the full prompt; role_only on the embedded model)")
     return errors
 
 

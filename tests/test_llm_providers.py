@@ -9,7 +9,6 @@ import pytest
 
 from pytest_judgerel.errors import ConfigError, LLMCallError
 from pytest_judgerel.llm.fake_server import FakeLLMServer, FakeRequest, FaultPlan, default_responder
-from pytest_judgerel.llm.fixtures import fake_llm_server  # noqa: F401  (the fixture under test)
 from pytest_judgerel.llm.local import local_model_available
 from pytest_judgerel.llm.request import LLMRequest
 from pytest_judgerel.llm.scripted import register_scripted, scripted_models, unregister_scripted

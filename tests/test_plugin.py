@@ -82,7 +82,7 @@ def test_bad_option_values_are_usage_errors(pytester):
     assert r.ret == pytest.ExitCode.USAGE_ERROR
     assert "--judge-repeats: cannot read 'zero'" in r.stderr.str()
     r = pytester.runpytest("--judgerel-max-concurrency=0")
-    assert r.ret == pytest.ExitCode.USAGE_ERROR and "max_concurrency must be at least 1" in r.stderr.str()
+    assert r.ret == pytest.ExitCode.USAGE_ERROR and "--judgerel-max-concurrency: 0 must be >= 1" in r.stderr.str()
     r = pytester.runpytest("--judgerel-cache-mode=sometimes")
     assert r.ret == pytest.ExitCode.USAGE_ERROR
 

@@ -9,6 +9,10 @@ stopped, and a finished run replays for free.  Example with real models::
         --patient-model openai/gpt-4o --judge-model anthropic/claude-3-7-sonnet-latest \\
         --out mindeval-run
 
+Models served by an OpenAI-compatible server (vLLM, llama.cpp, Ollama): name them
+``openai/<name>`` and pass ``--api-base http://127.0.0.1:8000/v1`` (key from
+``JUDGEREL_API_KEY``); every role (backstory, patient, clinician, judge) then calls that server.
+
 Use ``--profiles profiles.jsonl`` to run the official 50 profiles (MindEval's
 ``profiles.jsonl`` format, backstories included) instead of sampling new ones.
 Offline smoke run on the embedded model: ``--patients 2 --turns 4 --role-only``.
@@ -33,12 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--role-only", action="store_true",
                     help="role-only patient prompt (seed 004 Figure 9 ablation): no backstory needed")
     ap.add_argument("--judge-repeats", type=int, default=1, help="independent judge runs (the paper uses 30)")
+    ap.add_argument("--api-base", default=None,
+                    help="OpenAI-compatible server that serves every model of the run (default: each provider's own)")
     ap.add_argument("--cache-dir", default=".judgerel_cache")
     ap.add_argument("--max-concurrency", type=int, default=16)
     ap.add_argument("--out", default="mindeval-run", help="directory for interactions.jsonl and results.json")
     args = ap.parse_args(argv)
 
-    from pytest_judgerel.llm import LLMClient, LLMSettings
+    from pytest_judgerel.llm import LLMClient, LLMSettings, resolve_endpoint
     from pytest_judgerel.mindeval.backstory import generate_backstories
     from pytest_judgerel.mindeval.interaction import run_interactions
     from pytest_judgerel.mindeval.judge import MindEvalJudge
@@ -50,14 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     client = LLMClient(LLMSettings(cache_dir=args.cache_dir, max_concurrency=args.max_concurrency))
     profiles = load_profiles(args.profiles) if args.profiles else sample_profiles(args.patients, seed=args.seed)
     variant = "role_only" if args.role_only else "default"
+    # one endpoint per role, all on --api-base when given (key from JUDGEREL_API_KEY)
+    patient = resolve_endpoint(args.patient_model, args.api_base)
     if variant == "default" and not all(getattr(p, "member_narrative", None) for p in profiles):
-        profiles = generate_backstories(profiles, args.patient_model, client)
+        profiles = generate_backstories(profiles, patient, client)
 
-    judge = MindEvalJudge(args.judge_model, client)
+    judge = MindEvalJudge(resolve_endpoint(args.judge_model, args.api_base), client)
     scores_by_system, results = {}, {}
     for clinician in args.clinician:
-        interactions = run_interactions(profiles, clinician, client, turns=args.turns,
-                                        patient_model=args.patient_model, patient_variant=variant,
+        interactions = run_interactions(profiles, resolve_endpoint(clinician, args.api_base), client,
+                                        turns=args.turns, patient_model=patient, patient_variant=variant,
                                         output_path=out / "interactions.jsonl")
         runs = [judge.score(interactions, sample_index=r) for r in range(args.judge_repeats)]
         scores = runs[0]

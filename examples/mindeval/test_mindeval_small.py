@@ -11,6 +11,7 @@ full configuration (50 patients, 20 turns, backstories) is in
 import pytest
 
 from pytest_judgerel import assert_mindeval_score
+from pytest_judgerel.mindeval.backstory import generate_backstories
 from pytest_judgerel.mindeval.interaction import run_interactions
 from pytest_judgerel.mindeval.metrics import verbosity
 from pytest_judgerel.mindeval.profiles import sample_profiles, violations
@@ -19,14 +20,14 @@ TURNS = 4
 
 
 @pytest.fixture(scope="module")
-def conversations(judgerel_client, judgerel_settings):
-    from pytest_judgerel.llm import default_model
-
-    model = judgerel_settings.model or default_model()
-    embedded = model.startswith("local/")
+def conversations(judgerel_client, judgerel_endpoint):
+    # the session's endpoint (model + --judge-api-base) plays both the patient and the clinician
+    embedded = judgerel_endpoint.embedded
     profiles = sample_profiles(2 if embedded else 5, seed=2025)
-    return run_interactions(profiles, model, judgerel_client, turns=TURNS, patient_model=model,
-                            patient_variant="role_only" if embedded else "default")
+    if not embedded:  # the full patient prompt needs the 4-paragraph backstory (Figures 5-6)
+        profiles = generate_backstories(profiles, judgerel_endpoint, judgerel_client)
+    return run_interactions(profiles, judgerel_endpoint, judgerel_client, turns=TURNS,
+                            patient_model=judgerel_endpoint, patient_variant="role_only" if embedded else "default")
 
 
 def test_profiles_respect_every_constraint():

@@ -25,7 +25,7 @@ from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
 
-__all__ = ["LLMClient", "LLMSettings", "CallStats", "default_model"]
+__all__ = ["LLMClient", "LLMSettings", "CallStats"]
 
 
 @dataclass(frozen=True)
@@ -215,23 +215,11 @@ def _flush_open_clients() -> None:
             pass
 
 
-def default_model() -> str:
-    """JUDGEREL_MODEL, else the embedded ``local/smollm2`` when the ``local`` extra is installed."""
-    model = os.environ.get("JUDGEREL_MODEL", "").strip()
-    if model:
-        return model
-    from pytest_judgerel.llm.local import LOCAL_MODEL, local_model_available
-
-    if local_model_available():
-        return LOCAL_MODEL
-    raise ConfigError(
-        "no judge model configured: pass --judge-model MODEL, set the ini option judgerel_model, "
-        "set the environment variable JUDGEREL_MODEL (any litellm model string, e.g. openai/gpt-4o-mini), "
-        "or install the embedded offline model with: pip install 'pytest-judgerel[local]'"
-    )
-
-
 # the client -----------------------------------------------------------------------------------
+#: sent to an ``api_base`` server when no key is configured (local servers need none)
+PLACEHOLDER_KEY = "judgerel-no-key"
+
+
 class _SecretStr(str):
     """An API key whose repr is masked, so ``pytest -l`` (showlocals) never prints it."""
 
@@ -242,10 +230,13 @@ class _SecretStr(str):
 class LLMClient:
     """Serve :class:`LLMRequest` s from the cache or through ``litellm.acompletion``."""
 
-    def __init__(self, settings: LLMSettings | None = None, *, backend: Any = None):
+    def __init__(self, settings: LLMSettings | None = None, *, backend: Any = None, endpoint: Any = None):
         from pytest_judgerel.llm.retry import RetryPolicy
 
         self.settings = settings or LLMSettings()
+        # The session's endpoint: a request for its model that names no server would go to the
+        # provider's default endpoint (wrong judge, real money); such a request is refused.
+        self.endpoint = endpoint
         self.stats = CallStats()
         self._backend = backend
         self._owns_backend = backend is None
@@ -257,6 +248,7 @@ class LLMClient:
         self._flushed_hits = 0
         self._flushed_misses = 0
         self._known_cost_models: dict[str, bool] = {}
+        self._missing_keys: dict[tuple[str, str | None], tuple[str, ...]] = {}
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
         _open_clients.add(self)
@@ -357,9 +349,17 @@ class LLMClient:
         if self._closed:
             raise ConfigError("this LLMClient is closed")
         batch = list(requests)
+        guard = self.endpoint if self.endpoint is not None and self.endpoint.api_base else None
         for i, request in enumerate(batch):
             if not isinstance(request, LLMRequest):
                 raise ConfigError(f"request {i} is a {type(request).__name__}, expected LLMRequest")
+            if guard is not None and request.api_base is None and request.model == guard.model:
+                raise ConfigError(
+                    f"a request for the session's model {guard.model!r} names no api_base, so it would go to "
+                    f"the provider's default endpoint instead of {guard.api_base} (test {request.test_name}); "
+                    "build it from the session endpoint (Judge(endpoint=judgerel_endpoint, ...), "
+                    "LLMRequest(**judgerel_endpoint.request_fields(), ...))"
+                )
         return batch
 
     @staticmethod
@@ -519,6 +519,27 @@ class LLMClient:
         kwargs.update(request.extra_params)
         return kwargs
 
+    def _missing_env_keys(self, litellm: Any, request: LLMRequest) -> tuple[str, ...]:
+        """Environment variables litellm would read for this model's key and finds unset."""
+        slot = (request.model, request.api_base)
+        if slot not in self._missing_keys:
+            try:
+                found = litellm.validate_environment(model=request.model, api_base=request.api_base)
+                missing = tuple(found.get("missing_keys") or ()) if not found.get("keys_in_environment") else ()
+            except Exception:
+                missing = ()
+            self._missing_keys[slot] = missing
+        return self._missing_keys[slot]
+
+    def _key_hint(self, litellm: Any, request: LLMRequest) -> str:
+        """What to set when a call failed for want of a key."""
+        if request.api_base:
+            return f"set JUDGEREL_API_KEY to the key of {request.api_base}"
+        missing = self._missing_env_keys(litellm, request)
+        if missing:
+            return f"set the environment variable {' or '.join(missing)} (not set in this process)"
+        return "check the key in the provider's environment variable"
+
     def _cost(self, litellm: Any, raw: Any, model: str) -> float:
         hidden = getattr(raw, "_hidden_params", None) or {}
         cost = hidden.get("response_cost")
@@ -546,6 +567,10 @@ class LLMClient:
             ensure_local_provider()
         litellm = get_litellm()
         kwargs = self._litellm_kwargs(request, key)
+        if request.api_base and request.api_key is None and self._missing_env_keys(litellm, request):
+            # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
+            # OpenAI client refuses to call without one: send a placeholder (never a real key)
+            kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
         runtime = _runtime()
         settings = self.settings
         attempt = 0
@@ -575,6 +600,8 @@ class LLMClient:
                 self.stats.errors += 1
                 status = f"HTTP {failure.status}" if failure.status else failure.kind
                 why = "not retryable" if not failure.retryable else f"gave up after {attempt} attempts"
+                if failure.kind == "auth":
+                    why += f"; missing or rejected key: {self._key_hint(litellm, request)}"
                 # ``from None``: the provider's traceback would show litellm's frame arguments
                 # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
                 raise LLMCallError(

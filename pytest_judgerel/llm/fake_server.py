@@ -5,8 +5,10 @@ in a daemon thread; waiting requests cost no CPU, so 50+ concurrent connections
 with latency are cheap.  It serves ``POST /v1/chat/completions`` and
 ``POST /chat/completions``.
 
-Default reply (:func:`default_responder`): an integer 0-10 as text, derived from
-sha256 of the request's messages, model, temperature, top_p and seed.  At
+Default reply (:func:`default_responder`): an integer on the request's scale as text,
+derived from sha256 of the request's messages, model, temperature, top_p and seed.  The
+scale is the server's ``scale`` when given, else the last "X–Y" / "X to Y" range stated in
+the last user message (every built-in template ends with one), else 0-10.  At
 temperature > 0 without a seed the *occurrence number* of that exact request is
 also hashed in, so repeated samples differ like real sampling, while the set of
 replies of a run stays deterministic; at temperature 0 (or with a seed) the same
@@ -25,12 +27,13 @@ import asyncio
 import hashlib
 import json
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["FakeLLMServer", "FaultPlan", "FakeRequest", "default_responder", "FAULT_KINDS"]
+__all__ = ["FakeLLMServer", "FaultPlan", "FakeRequest", "default_responder", "scale_in_prompt", "FAULT_KINDS"]
 
 FAULT_KINDS = ("429", "500", "503", "timeout", "disconnect", "malformed", "empty")
 
@@ -90,10 +93,21 @@ def _request_digest(body: Mapping[str, Any], occurrence: int) -> bytes:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).digest()
 
 
-def default_responder(request: FakeRequest) -> str:
-    """An integer 0-10 as text, derived from the request (see module docstring)."""
+_RANGE = re.compile(r"[“\"']?(\d{1,4})[”\"']?\s*(?:[–—-]|to)\s*[“\"']?(\d{1,4})(?![\d.])")
+
+
+def scale_in_prompt(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int] | None:
+    """The last integer range ("0–5", "from 0 to 100") stated in the last user message."""
+    text = next((str(m.get("content", "")) for m in reversed(messages) if m.get("role") == "user"), "")
+    found = [(int(a), int(b)) for a, b in _RANGE.findall(text) if int(a) < int(b)]
+    return found[-1] if found else None
+
+
+def default_responder(request: FakeRequest, scale: tuple[int, int] | None = None) -> str:
+    """An integer on the scale as text, derived from the request (see module docstring)."""
     digest = _request_digest(request.body, request.occurrence)
-    return str(int.from_bytes(digest[:4], "big") % 11)
+    low, high = scale or scale_in_prompt(request.messages) or (0, 10)
+    return str(low + int.from_bytes(digest[:4], "big") % (high - low + 1))
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
@@ -106,6 +120,11 @@ class FakeLLMServer:
     ``url`` is the api_base (``http://127.0.0.1:PORT/v1``); ``requests`` counts
     chat requests received (faulty ones included); ``log`` keeps each request's
     body and the fault served (``None`` for a normal answer).
+
+    ``latency``: seconds each answer takes; ``faults``: a :class:`FaultPlan`;
+    ``responder``: ``fn(FakeRequest) -> str`` giving the reply text (replaceable at any
+    time through ``server.responder``); ``scale``: ``(low, high)`` or ``"0-5"`` for the
+    default responder (default: the range stated in the prompt).
     """
 
     def __init__(
@@ -113,10 +132,15 @@ class FakeLLMServer:
         latency: float = 0.05,
         faults: FaultPlan | None = None,
         responder: Callable[[FakeRequest], str] | None = None,
+        scale: Any = None,
     ):
         self.latency = float(latency)
         self.faults = faults or FaultPlan()
-        self.responder = responder or default_responder
+        if isinstance(scale, str):
+            low, _, high = scale.partition("-")
+            scale = (int(low), int(high))
+        self.scale = tuple(scale) if scale is not None else None
+        self.responder = responder or (lambda req: default_responder(req, self.scale))
         self.log: list[dict] = []
         self._lock = threading.Lock()
         self._occurrences: dict[str, int] = {}

@@ -6,6 +6,11 @@ parameter, the grammar, a user namespace and the sample index (so repeated sampl
 at temperature > 0 stay distinct; cf. promptfoo#360 where repeats and caching
 conflicted).  API keys, timeouts, retry settings and metadata are excluded, so a
 key never carries a secret and a changed timeout never invalidates a cassette.
+
+The port of a loopback ``api_base`` (127.0.0.1, localhost, ::1) is not keyed: test
+servers (the fake server, a llama.cpp server started by a fixture) bind a free port
+per run, and keying it would make every run a miss and grow the cache without end.
+The model name, scheme, host and path still are.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any, Mapping
 
 from pytest_judgerel.errors import ConfigError
 
-__all__ = ["KEY_VERSION", "key_fields", "key_from_fields", "cache_key", "canonical_json"]
+__all__ = ["KEY_VERSION", "key_fields", "key_from_fields", "key_api_base", "cache_key", "canonical_json"]
 
 #: Bumped whenever the key layout changes, so old entries become misses instead of wrong hits.
 KEY_VERSION = 1
@@ -30,6 +35,23 @@ def canonical_json(value: Any) -> str:
         raise ConfigError(f"request field is not JSON-serialisable for the cache key: {exc}") from exc
 
 
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def key_api_base(api_base: str | None) -> str | None:
+    """The api_base as keyed: trailing slash dropped; no port for a loopback host."""
+    if not api_base:
+        return None
+    from urllib.parse import urlsplit
+
+    url = api_base.rstrip("/")
+    parts = urlsplit(url)
+    if parts.hostname in _LOOPBACK and parts.port is not None:
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        return f"{parts.scheme}://{host}{parts.path}"
+    return url
+
+
 def _float_or_none(value: Any) -> float | None:
     return None if value is None else float(value)
 
@@ -39,7 +61,7 @@ def key_fields(request: Any) -> dict[str, Any]:
     return {
         "v": KEY_VERSION,
         "model": request.model,
-        "api_base": request.api_base.rstrip("/") if request.api_base else None,
+        "api_base": key_api_base(request.api_base),
         "messages": [{"role": m.get("role"), "content": m.get("content")} for m in request.messages],
         "temperature": _float_or_none(request.temperature),
         "top_p": _float_or_none(request.top_p),

@@ -11,6 +11,7 @@ errors, malformed responses and empty content.  Everything else (400, 401, 403,
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 from pytest_judgerel.errors import ConfigError
@@ -18,6 +19,10 @@ from pytest_judgerel.errors import ConfigError
 __all__ = ["RetryPolicy", "FailureInfo", "classify_failure", "EmptyResponseError"]
 
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+# litellm reports a missing key as a 500 (OpenAI: "Missing credentials") or as a connection
+# error (Gemini: "Missing Gemini API key"); neither fixes itself on a retry
+_MISSING_KEY = re.compile(r"missing (?:credentials|[\w -]{0,30}api[ _-]?key)|api[ _-]?key[\w .`'-]{0,40}must be set",
+                          re.IGNORECASE)
 
 
 class EmptyResponseError(Exception):
@@ -79,7 +84,8 @@ def _retry_after(exc: BaseException) -> float | None:
 
 def classify_failure(exc: BaseException) -> FailureInfo:
     """Decide whether an exception from one attempt is worth retrying."""
-    message = str(exc) or type(exc).__name__
+    # litellm appends its own traceback to some messages: keep what precedes it
+    message = (str(exc) or type(exc).__name__).split("\nTraceback (most recent call last)", 1)[0].strip()
     if isinstance(exc, EmptyResponseError):
         return FailureInfo(True, None, message, "empty")
     name = type(exc).__name__
@@ -88,7 +94,7 @@ def classify_failure(exc: BaseException) -> FailureInfo:
     if not isinstance(status, int):
         status = getattr(getattr(exc, "response", None), "status_code", None)
         status = status if isinstance(status, int) else None
-    if "Missing credentials" in message or names & {"AuthenticationError", "PermissionDeniedError"}:
+    if _MISSING_KEY.search(message) or names & {"AuthenticationError", "PermissionDeniedError"}:
         # a missing or rejected key never fixes itself (litellm reports a missing key as a 500)
         return FailureInfo(False, status or 401, message, "auth")
     if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}:

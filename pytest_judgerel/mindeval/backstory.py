@@ -12,7 +12,16 @@ from typing import Any, Sequence
 
 from pytest_judgerel.errors import ConfigError, LLMCallError
 
-__all__ = ["backstory_request", "generate_backstories", "paragraph_count"]
+__all__ = ["BACKSTORY_GRAMMAR", "backstory_request", "generate_backstories", "paragraph_count"]
+
+#: GBNF that admits exactly the shape Figures 5-6 ask for: four paragraphs of 2-4 sentences.
+#: Sent when replies are constrained (``constrain="always"``, or ``"auto"`` on the embedded
+#: model): it shapes the form, never the content, so a small model meets the 4-paragraph rule.
+BACKSTORY_GRAMMAR = (
+    'root ::= para "\n\n" para "\n\n" para "\n\n" para\n'
+    'para ::= sentence (" " sentence){1,3}\n'
+    'sentence ::= [A-Z] [^\n.!?]{10,160} [.!?]\n'
+)
 
 
 def paragraph_count(text: str) -> int:
@@ -22,7 +31,7 @@ def paragraph_count(text: str) -> int:
 
 def backstory_request(
     profile: Any,
-    model: str,
+    model: Any,
     *,
     temperature: float | None = 1.0,
     top_p: float | None = None,
@@ -32,23 +41,33 @@ def backstory_request(
     namespace: str = "mindeval-backstory",
     api_base: str | None = None,
     api_key: str | None = None,
+    constrain: str = "auto",
 ) -> Any:
-    """The :class:`LLMRequest` for one profile's backstory (prompt = Figures 5-6)."""
+    """The :class:`LLMRequest` for one profile's backstory (prompt = Figures 5-6).
+
+    ``model``: a litellm model name (with ``api_base``/``api_key``) or an
+    :class:`~pytest_judgerel.llm.Endpoint`; ``constrain`` as for a judge (``"auto"``: the
+    4-paragraph grammar on the embedded model only, ``"always"``, ``"never"``)."""
     from pytest_judgerel.llm import LLMRequest
+    from pytest_judgerel.llm.endpoint import as_endpoint
     from pytest_judgerel.mindeval.prompts import render_profile_prompt
 
+    endpoint = as_endpoint(model, api_base, api_key)
+    if constrain not in ("auto", "always", "never"):
+        raise ConfigError(f"constrain must be 'auto', 'always' or 'never', got {constrain!r}")
+    constrained = constrain == "always" or (constrain == "auto" and endpoint.embedded)
     return LLMRequest(
-        model=model,
+        **endpoint.request_fields(), grammar=BACKSTORY_GRAMMAR if constrained else None,
         messages=({"role": "user", "content": render_profile_prompt(profile)},),
         temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens,
-        sample_index=sample_index, namespace=namespace, api_base=api_base, api_key=api_key,
+        sample_index=sample_index, namespace=namespace,
         metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None)},
     )
 
 
 def generate_backstories(
     profiles: Sequence[Any],
-    model: str,
+    model: Any,
     client: Any,
     *,
     overwrite: bool = False,
@@ -58,6 +77,7 @@ def generate_backstories(
 ) -> list[Any]:
     """Return copies of ``profiles`` with ``member_narrative`` filled in.
 
+    ``model`` is a model name or an :class:`~pytest_judgerel.llm.Endpoint` (model and server).
     Profiles that already have a backstory are kept unless ``overwrite``.  A reply that is empty
     or failed, or (when ``require_paragraphs`` is set) does not have that many paragraphs -- the
     prompt asks for exactly 4 -- is re-requested with the next ``sample_index`` up to ``max_retries`` times,
@@ -84,7 +104,8 @@ def generate_backstories(
                 pid = getattr(out[i], "profile_id", i)
                 what = (f"call failed ({error})" if error is not None else "empty" if not text
                         else f"{paragraph_count(text)} paragraphs instead of {require_paragraphs}")
-                raise LLMCallError(f"backstory for profile {pid} from {model}: {what} after {max_retries} retries")
+                name = getattr(model, "model", model)
+                raise LLMCallError(f"backstory for profile {pid} from {name}: {what} after {max_retries} retries")
             again.append(i)
         todo = again
     return out

@@ -1,9 +1,10 @@
 """Builders behind the MindEval fixtures (``mindeval_judge``, ``interaction``).
 
-The patient LM and the judge default to the session's model (``--judge-model``,
-else the embedded model); ``@pytest.mark.patients(turns=...)`` sets the number
-of turns (default 20, as in seed 004).  The ``clinician`` fixture is the system
-under test: override it in a conftest with a model name, a callable
+The patient LM and the judge run on the session's endpoint (``--judge-model`` and
+``--judge-api-base``, else the embedded model).  ``@pytest.mark.patients(turns=...,
+variant=...)`` sets the number of turns (default 20, as in seed 004) and the patient
+prompt.  The ``clinician`` fixture is the system under test: override it in a conftest
+with an Endpoint, a model name (served by ``--judge-api-base`` when set), a callable
 ``fn(messages) -> str`` or an object with a ``respond(messages)`` method.
 """
 
@@ -11,36 +12,42 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def _model(settings: Any) -> str:
-    if settings.model:
-        return settings.model
-    from pytest_judgerel.llm import default_model
-
-    return default_model()
+#: on the embedded 135M model the patient defaults to the role-only prompt (seed 004 Figure 9):
+#: unconstrained it writes one paragraph where Figures 5-6 ask for four, and grammar-constrained
+#: it takes 15-50 s per backstory for text without meaning (measured); variant="default" opts in
+EMBEDDED_PATIENT_VARIANT = "role_only"
 
 
-def _turns(node: Any) -> int:
+def patient_settings(node: Any, endpoint: Any) -> dict[str, Any]:
+    """Turns and patient variant from ``@pytest.mark.patients`` (defaults: 20 turns; the
+    full prompt, or the role-only prompt on the embedded model)."""
     mark = node.get_closest_marker("patients")
-    return int(mark.kwargs.get("turns", 20)) if mark is not None else 20
+    kwargs = mark.kwargs if mark is not None else {}
+    variant = kwargs.get("variant")
+    if variant is None:
+        variant = EMBEDDED_PATIENT_VARIANT if endpoint.embedded else "default"
+    return {"turns": int(kwargs.get("turns", 20)), "patient_variant": variant}
 
 
-def make_judge(node: Any, client: Any, settings: Any):
-    """The 5-axis MindEval judge on the session's model."""
+def make_judge(node: Any, client: Any, settings: Any, endpoint: Any):
+    """The 5-axis MindEval judge on the session's endpoint."""
     from pytest_judgerel.mindeval.judge import MindEvalJudge
 
-    return MindEvalJudge(_model(settings), client, api_base=settings.api_base,
-                         temperature=settings.temperature, max_tokens=settings.max_tokens,
-                         reask=settings.reask)
+    constrain = settings.constrain
+    for mark in node.iter_markers("judge"):  # the closest judge marker's constrain wins
+        if mark.kwargs.get("constrain") is not None:
+            constrain = mark.kwargs["constrain"]
+            break
+    return MindEvalJudge(endpoint, client, temperature=settings.temperature, max_tokens=settings.max_tokens,
+                         reask=settings.reask, constrain=constrain)
 
 
-def make_interaction(node: Any, patient: Any, clinician: Any, client: Any, settings: Any):
+def make_interaction(node: Any, patient: Any, clinician: Any, client: Any, settings: Any, endpoint: Any):
     """One simulated conversation (cached turn by turn, so a re-run resumes)."""
     from pytest_judgerel.mindeval.interaction import run_interaction
 
-    extra = {}
-    if settings.api_base:  # a local OpenAI-compatible server serves the patient (and a model clinician)
-        extra["patient_api_base"] = settings.api_base
-        if isinstance(clinician, str):
-            extra["clinician_api_base"] = settings.api_base
-    return run_interaction(patient, clinician, client, patient_model=_model(settings), turns=_turns(node), **extra)
+    if isinstance(clinician, str) and endpoint.api_base:
+        # a model name in the session is served by the session's server
+        clinician = endpoint.with_model(clinician)
+    return run_interaction(patient, clinician, client, patient_model=endpoint, constrain=settings.constrain,
+                           **patient_settings(node, endpoint))

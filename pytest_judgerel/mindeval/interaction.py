@@ -143,6 +143,7 @@ _registered_lock = threading.Lock()
 def resolve_clinician(clinician: Any, name: str | None = None, method: str | None = None) -> str:
     """Turn a clinician spec into a model name usable in :class:`LLMRequest`.
 
+    * an :class:`~pytest_judgerel.llm.Endpoint`: its model (its server is used by the runner);
     * a string: a litellm model name, used as is;
     * a callable ``fn(messages) -> str``: registered as scripted model ``scripted/<name>``;
     * an object with a method (``method``, else the first of respond/reply/generate/chat/complete,
@@ -152,6 +153,10 @@ def resolve_clinician(clinician: Any, name: str | None = None, method: str | Non
     qualified name).  Change it when you change the clinician's behaviour, or the cache will
     serve the old answers.
     """
+    from pytest_judgerel.llm.endpoint import Endpoint
+
+    if isinstance(clinician, Endpoint):
+        return clinician.model
     if isinstance(clinician, str):
         if not clinician.strip():
             raise ConfigError("clinician model name is empty")
@@ -270,7 +275,7 @@ async def arun_interactions(
     clinician: Any,
     client: Any,
     *,
-    patient_model: str,
+    patient_model: Any,
     turns: int = 20,
     patient_variant: str = "default",
     short_turns: bool = False,
@@ -296,23 +301,30 @@ async def arun_interactions(
         raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if isinstance(max_turn_retries, bool) or not isinstance(max_turn_retries, int) or max_turn_retries < 0:
         raise ConfigError(f"max_turn_retries must be an int >= 0, got {max_turn_retries!r}")
-    if not isinstance(patient_model, str) or not patient_model:
-        raise ConfigError(f"patient_model must be a litellm model name, got {patient_model!r}")
+    from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint
+
+    if not isinstance(patient_model, Endpoint) and (not isinstance(patient_model, str) or not patient_model):
+        raise ConfigError(f"patient_model must be a litellm model name or an Endpoint, got {patient_model!r}")
+    patient_ep = as_endpoint(patient_model, patient_api_base, patient_api_key)
     profiles = list(profiles)
     ids = [str(getattr(p, "profile_id", None) or i) for i, p in enumerate(profiles)]
     if len(set(ids)) != len(ids):
         raise ConfigError("profiles need distinct profile_id values (they name interactions and cache entries)")
     clinician_model = resolve_clinician(clinician, clinician_name, clinician_method)
+    if isinstance(clinician, Endpoint):
+        clinician_ep = as_endpoint(clinician, clinician_api_base, clinician_api_key)
+    else:  # a model name, or a Python clinician registered as a scripted model (no server)
+        clinician_ep = Endpoint(clinician_model, clinician_api_base, clinician_api_key)
     psamp = patient_sampling or SamplingSettings()
     csamp = clinician_sampling or SamplingSettings()
     settings = {
         "turns": turns, "patient_variant": patient_variant, "short_turns": short_turns,
         "patient_sampling": asdict(psamp), "clinician_sampling": asdict(csamp),
         "max_turn_retries": max_turn_retries, "namespace": namespace,
-        "patient_api_base": patient_api_base, "clinician_api_base": clinician_api_base,  # keys never recorded
+        "patient_api_base": patient_ep.api_base, "clinician_api_base": clinician_ep.api_base,  # keys never recorded
     }
-    patient_endpoint = {"api_base": patient_api_base, "api_key": patient_api_key}
-    clinician_endpoint = {"api_base": clinician_api_base, "api_key": clinician_api_key}
+    patient_endpoint = {"api_base": patient_ep.api_base, "api_key": patient_ep.api_key}
+    clinician_endpoint = {"api_base": clinician_ep.api_base, "api_key": clinician_ep.api_key}
     prompts = [(render_patient_prompt(p, patient_variant), render_clinician_prompt(p, short_turns)) for p in profiles]
 
     sink_lock = threading.Lock()
@@ -325,7 +337,7 @@ async def arun_interactions(
             fh.write(json.dumps(inter.to_dict(), ensure_ascii=False) + "\n")
 
     coros = [
-        _run_one(p, clinician_model, patient_model, client, turns=turns, patient_prompt=pp, clinician_prompt=cp,
+        _run_one(p, clinician_model, patient_ep.model, client, turns=turns, patient_prompt=pp, clinician_prompt=cp,
                  patient_sampling=psamp, clinician_sampling=csamp, max_turn_retries=max_turn_retries,
                  namespace=namespace, settings=settings, on_finished=on_finished,
                  patient_endpoint=patient_endpoint, clinician_endpoint=clinician_endpoint)
@@ -347,9 +359,9 @@ def run_interactions(profiles: Sequence[Any], clinician: Any, client: Any, turns
     """Simulate one conversation per profile with ``clinician``; returns :class:`Interaction` s.
 
     ``clinician``: a litellm model name, a callable ``fn(messages) -> str`` or an object with a
-    method (see :func:`resolve_clinician`).  ``patient_model`` (keyword, required) is the
-    patient LM.  Other keywords: ``patient_variant`` (``"default"`` = Figure 7, ``"no_format"``,
-    ``"role_only"``), ``short_turns`` (ask the clinician for <= 4 sentences), sampling settings,
+    method, or an :class:`~pytest_judgerel.llm.Endpoint` (see :func:`resolve_clinician`).
+    ``patient_model`` (keyword, required) is the patient LM: a model name or an Endpoint.
+    Other keywords: ``patient_variant`` (``"default"`` = Figure 7, ``"no_format"``, ``"role_only"``), ``short_turns`` (ask the clinician for <= 4 sentences), sampling settings,
     ``max_turn_retries``, ``output_path`` (JSONL appended as each interaction finishes),
     ``on_error`` (``"raise"`` or ``"skip"``), ``patient_api_base``/``patient_api_key`` and
     ``clinician_api_base``/``clinician_api_key`` (e.g. a local OpenAI-compatible server; keys
@@ -381,18 +393,26 @@ def run_interaction(
     clinician: Any,
     client: Any,
     *,
-    patient_model: str,
-    backstory_model: str | None = None,
+    patient_model: Any,
+    backstory_model: Any = None,
     turns: int = 20,
+    constrain: str = "auto",
     **kwargs: Any,
 ) -> Interaction:
     """One patient, one clinician: generates the backstory first when the profile has none
-    (with ``backstory_model``, default ``patient_model``) unless the ``"role_only"`` patient
-    variant is used, then runs :func:`run_interactions`.  Convenient for per-test fixtures."""
+    (with ``backstory_model``, default the patient's model and server) unless the
+    ``"role_only"`` patient variant is used, then runs :func:`run_interactions`.
+    ``patient_model``/``backstory_model``: a model name or an
+    :class:`~pytest_judgerel.llm.Endpoint`; ``constrain`` applies the 4-paragraph grammar to
+    the backstory (see :func:`~pytest_judgerel.mindeval.backstory.backstory_request`).
+    Convenient for per-test fixtures."""
     if not getattr(profile, "member_narrative", None) and kwargs.get("patient_variant", "default") != "role_only":
+        from pytest_judgerel.llm.endpoint import as_endpoint
         from pytest_judgerel.mindeval.backstory import generate_backstories
 
-        (profile,) = generate_backstories([profile], backstory_model or patient_model, client)
+        writer = as_endpoint(backstory_model) if backstory_model is not None else as_endpoint(
+            patient_model, kwargs.get("patient_api_base"), kwargs.get("patient_api_key"))
+        (profile,) = generate_backstories([profile], writer, client, constrain=constrain)
     (inter,) = run_interactions([profile], clinician, client, turns=turns, patient_model=patient_model, **kwargs)
     return inter
 

@@ -273,6 +273,11 @@ class JudgeStats:
 class MindEvalJudge:
     """``MindEvalJudge(model, client).score(interactions)`` -> one :class:`JudgeScore` each.
 
+    ``model``: a litellm model name (with ``api_base``/``api_key``) or an
+    :class:`~pytest_judgerel.llm.Endpoint`.  ``constrain``: grammar-constrain the five-line
+    reply on the embedded model (``"auto"``), on any llama.cpp-compatible server (``"always"``)
+    or never.
+
     ``examples``: few-shot :class:`FewShotExample` s (none by default: the paper omits its
     examples; without examples an explicit output-format line replaces them).
     ``length_penalty`` appends Figure 13 (cap ``length_penalty_cap``).  Sampling: explicit
@@ -282,7 +287,7 @@ class MindEvalJudge:
 
     def __init__(
         self,
-        model: str,
+        model: Any,
         client: Any,
         *,
         examples: Sequence[FewShotExample] = (),
@@ -296,10 +301,17 @@ class MindEvalJudge:
         namespace: str = "mindeval-judge",
         api_base: str | None = None,
         api_key: str | None = None,
+        constrain: str = "auto",
     ):
-        if not isinstance(model, str) or not model:
-            raise ConfigError(f"MindEvalJudge model must be a litellm model name, got {model!r}")
-        self.model = model
+        from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint
+
+        if not isinstance(model, Endpoint) and (not isinstance(model, str) or not model):
+            raise ConfigError(f"MindEvalJudge model must be a litellm model name or an Endpoint, got {model!r}")
+        if constrain not in ("auto", "always", "never"):
+            raise ConfigError(f"constrain must be 'auto', 'always' or 'never', got {constrain!r}")
+        self.endpoint = as_endpoint(model, api_base, api_key)
+        self.model = self.endpoint.model
+        self.constrain = constrain
         self.client = client
         self.examples = tuple(examples)
         for ex in self.examples:
@@ -310,8 +322,7 @@ class MindEvalJudge:
         self.settings = {"temperature": temperature, "top_p": top_p, "seed": seed, "max_tokens": max_tokens}
         self.reask = reask
         self.namespace = namespace
-        self.api_base = api_base
-        self._api_key = api_key
+        self.api_base = self.endpoint.api_base
         self.stats = JudgeStats()
 
     # ---------------------------------------------------------------- prompt
@@ -333,16 +344,16 @@ class MindEvalJudge:
         from pytest_judgerel.llm import LLMRequest
 
         grammar = None
-        if self.model.startswith("local/"):
+        if self.constrain == "always" or (self.constrain == "auto" and self.endpoint.embedded):
             # the embedded model only produces the five-line format when constrained to it
             from pytest_judgerel.judge import grammar_for
             from pytest_judgerel.scales import Scale
 
             grammar = grammar_for("axes", Scale(1, 6, fractional=True), list(AXES.values()))
         return LLMRequest(
-            model=self.model, messages=tuple(messages), sample_index=sample_index, namespace=self.namespace,
-            metadata={"mindeval": "judge", "interaction": interaction_id}, api_base=self.api_base,
-            api_key=self._api_key, grammar=grammar, **self.settings,
+            **self.endpoint.request_fields(), messages=tuple(messages), sample_index=sample_index,
+            namespace=self.namespace, metadata={"mindeval": "judge", "interaction": interaction_id},
+            grammar=grammar, **self.settings,
         )
 
     # ---------------------------------------------------------------- scoring

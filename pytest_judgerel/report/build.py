@@ -15,7 +15,7 @@ from .schema import REPORT_SCHEMA_ID, REPORT_VERSION
 
 SCHEMA = REPORT_SCHEMA_ID
 VERSION = REPORT_VERSION
-_SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "cache_mode",
+_SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "constrain", "cache_mode",
                   "max_concurrency", "rpm", "timeout", "max_attempts", "max_parse_failures", "report_only",
                   "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise")
 CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "prompt_tokens", "completion_tokens", "cost")
@@ -62,8 +62,12 @@ def judges_table(tests: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 
 
 def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any], crashed: Iterable[str] = (),
-                    report_only: bool = False) -> dict[str, Any]:
-    """A report dict from test entries (``{nodeid, outcome, records, calls[, worker]}``)."""
+                    report_only: bool = False, endpoint: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A report dict from test entries (``{nodeid, outcome, records, calls[, worker]}``).
+
+    ``endpoint`` is the session endpoint's :meth:`~pytest_judgerel.llm.Endpoint.describe`
+    (model, api_base, source; never a key): ``settings.model`` and ``settings.endpoint``.
+    """
     crashed = sorted(set(crashed))
     tests = sorted((dict(t) for t in tests), key=lambda t: t["nodeid"])
     for t in tests:
@@ -78,7 +82,9 @@ def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any],
         "version": VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "plugin_version": _plugin_version(),
-        "settings": {**{k: settings.get(k) for k in _SAFE_SETTINGS}, "model": _effective_model(settings)},
+        "settings": {**{k: settings.get(k) for k in _SAFE_SETTINGS},
+                     **({"model": endpoint.get("model"), "api_base": endpoint.get("api_base"),
+                         "endpoint": dict(endpoint)} if endpoint else {})},
         "report_only": bool(report_only),
         "tests": tests,
         "totals": compute_totals(tests),
@@ -94,17 +100,7 @@ def build_report(session: Any) -> dict[str, Any]:
     tests = [{"nodeid": r["nodeid"], "outcome": r.get("outcome", "passed"), "worker": r.get("worker"),
               "records": list(r.get("records", [])), "calls": dict(r.get("calls", {}))}
              for r in session.results.values()]
+    endpoint = session.endpoint_or_none()
     return assemble_report(tests, settings=settings, crashed=getattr(session, "crashed", ()),
-                           report_only=bool(settings.get("report_only")))
-
-
-def _effective_model(settings: Any) -> str | None:
-    """The configured judge model, else the default the plugin would use (None if there is none)."""
-    if settings.get("model"):
-        return settings["model"]
-    try:
-        from ..llm import default_model
-
-        return default_model()
-    except Exception:  # no model configured and no embedded model installed
-        return None
+                           report_only=bool(settings.get("report_only")),
+                           endpoint=endpoint.describe() if endpoint is not None else None)

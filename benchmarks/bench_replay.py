@@ -45,7 +45,8 @@ print(json.dumps({"batch_ms_per_call": batch_s / n * 1000, "single_ms_per_call":
 
 
 def fill(cache_dir: str, n: int) -> None:
-    from pytest_judgerel.llm.cache import DiskCacheBackend, make_entry
+    from pytest_judgerel.llm.backend import make_entry
+    from pytest_judgerel.llm.disk_backend import DiskCacheBackend
     from pytest_judgerel.llm.keys import cache_key, key_fields
     from pytest_judgerel.llm.request import LLMRequest
 

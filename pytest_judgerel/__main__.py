@@ -28,14 +28,14 @@ def _cache_location(args: argparse.Namespace) -> str:
 
 
 def _shown(location: str) -> str:
-    from pytest_judgerel.llm.cache import _display
+    from pytest_judgerel.llm.cache import display_location
 
-    return _display(location)
+    return display_location(location)
 
 
 # cache ------------------------------------------------------------------------------------------
 def _cache_stats(args: argparse.Namespace) -> int:
-    from pytest_judgerel.llm.cache import cache_stats
+    from pytest_judgerel.llm.cache_admin import cache_stats
 
     result = cache_stats(_cache_location(args))
     if args.json:
@@ -43,6 +43,12 @@ def _cache_stats(args: argparse.Namespace) -> int:
         return 0
     label = "cache" if "://" in result.directory else "cache directory"
     print(f"{label}: {result.directory}")
+    if result.damaged:
+        print(f"warning: the cache database is corrupt; {result.entries} entries are readable, "
+              f"{result.unreadable} rows are not. Keep the readable ones with: "
+              f"judgerel cache salvage --dir {result.directory}", file=sys.stderr)
+    elif result.unreadable:
+        print(f"warning: {result.unreadable} unreadable entries (served as misses and re-recorded)", file=sys.stderr)
     print(f"entries: {result.entries}")
     print(f"size: {result.size_bytes / 1024:.1f} KiB")
     if result.hit_rate is None:
@@ -58,15 +64,27 @@ def _cache_stats(args: argparse.Namespace) -> int:
 
 
 def _cache_export(args: argparse.Namespace) -> int:
-    from pytest_judgerel.llm.cache import export_cache
+    from pytest_judgerel.llm.cache_admin import export_cache, last_run_keys
 
-    count = export_cache(_cache_location(args), args.out, namespace=args.namespace)
-    print(f"exported {count} entries to {args.out}")
+    location = _cache_location(args)
+    keys = last_run_keys(location) if args.last_run else None
+    count = export_cache(location, args.out, namespace=args.namespace, keys=keys)
+    what = " used by the last run" if keys is not None else ""
+    print(f"exported {count} entries{what} to {args.out}")
+    return 0
+
+
+def _cache_salvage(args: argparse.Namespace) -> int:
+    from pytest_judgerel.llm.cache_admin import salvage_cache
+
+    result = salvage_cache(_cache_location(args))
+    print(f"salvaged {result.saved} entries into a fresh cache at {_shown(_cache_location(args))}; "
+          f"{result.unreadable} unreadable rows lost; the damaged files are in {result.moved_to}")
     return 0
 
 
 def _cache_import(args: argparse.Namespace) -> int:
-    from pytest_judgerel.llm.cache import import_cache
+    from pytest_judgerel.llm.cache_admin import import_cache
 
     location = _cache_location(args)
     count = import_cache(location, args.file)
@@ -75,7 +93,7 @@ def _cache_import(args: argparse.Namespace) -> int:
 
 
 def _cache_prune(args: argparse.Namespace) -> int:
-    from pytest_judgerel.llm.cache import prune_cache
+    from pytest_judgerel.llm.cache_admin import prune_cache
 
     location = _cache_location(args)
     count = prune_cache(location, older_than_days=args.older_than, namespace=args.namespace)
@@ -102,7 +120,13 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
     export = with_dir(actions.add_parser("export", help="write entries as sorted JSON lines (a cassette)"))
     export.add_argument("--out", required=True, help="output .jsonl file")
     export.add_argument("--namespace", default=None, help="only this namespace")
+    export.add_argument("--last-run", action="store_true",
+                        help="only the entries the last pytest run used (drops answers of changed prompts)")
     export.set_defaults(func=_cache_export)
+
+    salvage = with_dir(actions.add_parser(
+        "salvage", help="keep the readable entries of a corrupt cache in a fresh one (old files kept aside)"))
+    salvage.set_defaults(func=_cache_salvage)
 
     imp = with_dir(actions.add_parser("import", help="load a JSON-lines export (keys are verified)"))
     imp.add_argument("file", help="a .jsonl file written by 'cache export'")

@@ -73,7 +73,10 @@ def assert_icc_above(
         return _parse_gate(ratings, failures, "icc", f"ICC({form})", threshold, label)
     if _n_parse_failures(ratings) and nan_policy == "raise":
         nan_policy = "omit"  # allowed parse failures are missing cells: drop their items, reported as n_omitted
-    result = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
+    try:
+        result = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
+    except ReliabilityError as exc:
+        return _not_computed(ratings, "icc", f"ICC({form})", threshold, label, exc)
     tested = result.value if use == "estimate" else result.ci_low
     passed = tested >= threshold
     groups = {}
@@ -139,8 +142,12 @@ def assert_scale_consistent(
         first = next(iter(ratings_by_scale.values()), None)
         return _parse_gate(first, failures, "scale_consistency", f"ICC({form}) across scales", min_icc, label)
     allowed = any(_n_parse_failures(r) for r in ratings_by_scale.values())
-    result = scale_consistency(ratings_by_scale, form=form, pairwise=pairwise,
-                               nan_policy="omit" if allowed else "raise")
+    try:
+        result = scale_consistency(ratings_by_scale, form=form, pairwise=pairwise,
+                                   nan_policy="omit" if allowed else "raise")
+    except ReliabilityError as exc:
+        return _not_computed(next(iter(ratings_by_scale.values()), None), "scale_consistency",
+                             f"ICC({form}) across scales", min_icc, label, exc)
     joint = result.joint
 
     def tested(r):
@@ -253,14 +260,20 @@ def assert_agreement(
     if min_icc is not None:
         _check_threshold(min_icc, "min_icc")
     if max_nmae is not None:
-        _check_threshold(max_nmae, "max_nmae")
+        _check_threshold(max_nmae, "max_nmae", NMAE_RANGE)
     failures = _parse_failure_lines(judge_ratings, max_parse_failures)
     if failures:
         return _parse_gate(judge_ratings, failures, "agreement" if min_icc is not None else "nmae",
                            "ICC(A,1)" if min_icc is not None else "nMAE",
                            min_icc if min_icc is not None else max_nmae, label,
                            direction="min" if min_icc is not None else "max")
-    res = agreement(judge_ratings, human_ratings, scale=scale, by=by, require_icc=min_icc is not None)
+    main_stat = "ICC(A,1)" if min_icc is not None else "nMAE"
+    try:
+        res = agreement(judge_ratings, human_ratings, scale=scale, by=by, require_icc=min_icc is not None)
+    except ReliabilityError as exc:
+        return _not_computed(judge_ratings, "agreement" if min_icc is not None else "nmae", main_stat,
+                             min_icc if min_icc is not None else max_nmae, label, exc,
+                             direction="min" if min_icc is not None else "max")
 
     def verdict(r: AgreementResult) -> tuple[bool, list[str]]:
         why = []
@@ -287,7 +300,16 @@ def assert_agreement(
             "reasons": why,
         }
     worst = [{"item": i, "detail": f"|judge-human|/range = {e:.3f}", "error": e} for i, e in res.worst_items()]
-    main_stat = "ICC(A,1)" if min_icc is not None else "nMAE"
+    checks = []  # one per threshold: the summary shows which one failed
+    if min_icc is not None:
+        icc_tested = None if res.icc is None else (res.icc.value if use == "estimate" else res.icc.ci_low)
+        checks.append({"statistic": "ICC(A,1)" + (" lower CI bound" if use == "ci_low" else ""),
+                       "value": icc_tested, "threshold": min_icc, "direction": "min",
+                       "ci": None if res.icc is None else [res.icc.ci_low, res.icc.ci_high],
+                       "passed": icc_tested is not None and icc_tested >= min_icc})
+    if max_nmae is not None:
+        checks.append({"statistic": "nMAE", "value": float(res.nmae), "threshold": max_nmae, "direction": "max",
+                       "passed": bool(res.nmae <= max_nmae)})
     rec = _metric_record(
         "agreement" if min_icc is not None else "nmae", main_stat, label,
         res.icc if min_icc is not None else float(res.nmae), min_icc if min_icc is not None else max_nmae,
@@ -298,6 +320,7 @@ def assert_agreement(
         # per-item loss (|judge - human| / scale range, lower is better): enables the paired
         # signed-rank test of the baseline comparison (report/baseline.py)
         item_scores={str(i): float(e) for i, e in res.item_errors.items()},
+        checks=checks,
     )
     bad_groups = [g for g, r in groups.items() if not r["passed"]]
     ok = ok_pooled and not bad_groups
@@ -351,7 +374,36 @@ def _finish(rec: dict[str, Any], message: str | None, result: Any):
     _recording.record(rec)
     if message is None or _recording.report_only():
         return result
-    raise JudgeReliabilityFailure(message, rec)
+    raise JudgeReliabilityFailure(message + _judge_line(rec.get("judge")), rec)
+
+
+def _judge_line(judge: Any) -> str:
+    """The judge that produced the ratings, for a failure message (a weak embedded model says so)."""
+    model = judge.get("model") if isinstance(judge, Mapping) else None
+    if not model:
+        return ""
+    names = ", ".join(model) if isinstance(model, (list, tuple)) else str(model)
+    line = f"\n  judge: {names}"
+    if isinstance(model, str) and model.startswith("local/"):
+        from .llm.endpoint import EMBEDDED_LABEL
+
+        line += (f" ({EMBEDDED_LABEL}); its failures say little about your judge: configure a real one "
+                 "with --judge-model=<litellm model>")
+    return line
+
+
+def _not_computed(ratings: Any, kind: str, statistic: str, threshold: float, label: str | None,
+                  exc: ReliabilityError, direction: str = "min"):
+    """Record a statistic that cannot be computed (e.g. a constant judge) as such, then raise
+    the error; in report-only mode record and return None (nothing fails)."""
+    rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
+                         error=str(exc), n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
+    if _recording.report_only():
+        rec["report_only"] = True
+        _recording.record(rec)
+        return None
+    _recording.record(rec)
+    raise exc
 
 
 def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, threshold: float,
@@ -380,9 +432,18 @@ def _metric_record(kind: str, statistic: str, label: str | None, result: Any, th
     return rec
 
 
-def _check_threshold(value: Any, name: str) -> None:
+#: where a threshold can lie: an ICC is at most 1 (and rarely below -1); an nMAE within [0, 1]
+ICC_RANGE = (-1.0, 1.0)
+NMAE_RANGE = (0.0, 1.0)
+
+
+def _check_threshold(value: Any, name: str, bounds: tuple[float, float] = ICC_RANGE) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
+    low, high = bounds
+    if not low <= value <= high:
+        raise ValueError(f"{name}={value!r} is outside [{low:g}, {high:g}], where the statistic lies: "
+                         "no result could pass or fail on it meaningfully")
 
 
 def _as_ratings(data: Any, what: str) -> Ratings:

@@ -47,3 +47,7 @@ class LLMCallError(JudgerelError, RuntimeError):
 
 class CacheMissError(JudgerelError, LookupError):
     """Replay mode found no cached answer for a request (names test, model and prompt)."""
+
+
+class CacheCorruptError(ConfigError):
+    """The cache database cannot be read (the message names the folder and the fix)."""

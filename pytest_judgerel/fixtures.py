@@ -31,6 +31,18 @@ def judgerel_endpoint(pytestconfig: pytest.Config):
     return _session(pytestconfig).endpoint
 
 
+@pytest.fixture
+def real_judge(judgerel_endpoint):
+    """Request it in a gate that only a real judge can meet (agreement with humans): on the
+    embedded 135M model the test skips with a reason that says so; any configured model runs it."""
+    if judgerel_endpoint.embedded:
+        from .llm.endpoint import EMBEDDED_LABEL
+
+        pytest.skip(f"{judgerel_endpoint.model} is the {EMBEDDED_LABEL}; this gate needs a real judge: "
+                    "--judge-model=<litellm model>")
+    return judgerel_endpoint
+
+
 @pytest.fixture(scope="session")
 def judgerel_client(pytestconfig: pytest.Config):
     """The process-wide :class:`~pytest_judgerel.llm.LLMClient` (cache, concurrency, retries)."""
@@ -70,23 +82,24 @@ def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settin
 
 
 @pytest.fixture(scope="session")
-def human_ratings() -> Callable[..., Any]:
+def human_ratings(pytestconfig: pytest.Config) -> Callable[..., Any]:
     """Load a human-rated data set: ``human_ratings("squality", criterion="overall")``
     returns a :class:`~pytest_judgerel.datasets.HumanDataset` (``.ratings()``, ``.items``);
-    a path to a CSV or JSONL file of long records returns :class:`~pytest_judgerel.Ratings`."""
+    a path to a CSV or JSONL file of long records (relative to the rootdir, like every path
+    the plugin reads) returns :class:`~pytest_judgerel.Ratings`."""
 
     def load(name_or_path: str, **kwargs: Any):
-        import os
-
-        if os.path.exists(str(name_or_path)):
+        text = str(name_or_path)
+        if text.endswith((".csv", ".jsonl", ".json")) or "/" in text or "\\" in text:
+            from ._io import input_path
             from .ratings import Ratings
 
-            path = str(name_or_path)
-            return Ratings.from_jsonl(path, **kwargs) if path.endswith((".jsonl", ".json")) \
+            path = input_path(text, "ratings", base=pytestconfig.rootpath)
+            return Ratings.from_jsonl(path, **kwargs) if path.suffix in (".jsonl", ".json") \
                 else Ratings.from_csv(path, **kwargs)
         from .datasets import load_dataset
 
-        return load_dataset(name_or_path, **kwargs)
+        return load_dataset(text, **kwargs)
 
     return load
 

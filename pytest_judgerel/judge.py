@@ -503,9 +503,15 @@ def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, en
     rep = node.get_closest_marker("repeats")
     names = marker_scales(node)
     session_endpoint = endpoint if endpoint is not None else resolve_endpoint(settings=settings)
+    template = kw.pop("template", "stsb")
+    if isinstance(template, str) and "\n" not in template and template.endswith(".txt"):
+        from ._io import input_path
+
+        # a template file named in a marker is relative to the rootdir, like the cache
+        template = input_path(template, "template", base=node.config.rootpath)
     return Judge(
         endpoint=resolve_endpoint(kw.pop("model", None), kw.pop("api_base", None), default=session_endpoint),
-        template=kw.pop("template", "stsb"),
+        template=template,
         scale=scale if scale is not None else (names[0] if names else None),
         scales=tuple(names),
         temperature=kw.pop("temperature", settings.temperature),

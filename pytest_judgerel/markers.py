@@ -142,9 +142,15 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
     if "scale" in fixtures:
         mark = metafunc.definition.get_closest_marker("scale")
         if mark and mark.args and not _already(metafunc, "scale"):
+            from .errors import ScaleError
             from .scales import Scale
 
-            scales = [Scale.parse(a) for a in mark.args]
+            try:
+                scales = [Scale.parse(a) for a in mark.args]
+            except ScaleError:
+                return  # validate_item reports it as a usage error that names the test
+            if len({s.name for s in scales}) != len(scales):
+                return  # a duplicate scale: reported by validate_item too
             metafunc.parametrize("scale", scales, ids=[s.name for s in scales])
     if "patient" in fixtures:
         mark = metafunc.definition.get_closest_marker("patients")

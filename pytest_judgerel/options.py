@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-CACHE_MODES = ("record", "replay", "refresh", "off")
+from .llm.backend import CACHE_MODES
+
 
 MARKERS = [
     "judge(model=None, template=None, temperature=None, max_tokens=None, seed=None, top_p=None, "

@@ -67,6 +67,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError("invalid judgerel marker(s):\n  " + "\n  ".join(errors))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     problems = item.stash.get(_MARKER_ERRORS, None)
     if problems:
@@ -88,6 +89,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     _recording.set_sink(records)
     try:
         return (yield)
+    except KeyboardInterrupt:
+        # no report will carry what this test recorded so far: keep it for the session report
+        if session is not None:
+            sent = item.stash.get(_SENT, 0)
+            session.keep_partial(item.nodeid, records[sent:], session.call_delta(item.stash.get(_CALLS_BEFORE, {})))
+        raise
     finally:
         _recording.set_sink(None)
 
@@ -95,6 +102,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
+    if call.excinfo is not None:
+        from .errors import CacheCorruptError
+
+        if call.excinfo.errisinstance(CacheCorruptError):
+            # every later test would hit the same damaged database: stop with its one clear message
+            item.session.shouldstop = str(call.excinfo.value)
     if report.when in ("call", "teardown") or (report.when == "setup" and report.outcome != "passed"):
         # records (and calls) since the last report of this test: a gate in a fixture's
         # teardown reaches the report too

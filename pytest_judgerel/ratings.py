@@ -201,8 +201,11 @@ class Ratings:
     @classmethod
     def from_csv(cls, path: str | Path, *, layout: str = "long", **kwargs: Any) -> "Ratings":
         """From a CSV file: ``layout="long"`` (columns item, rater, score, ...) or
-        ``"wide"`` (first column item id, one column per rater)."""
-        path = Path(path)
+        ``"wide"`` (first column item id, one column per rater); a relative path is relative
+        to the working directory."""
+        from ._io import input_path
+
+        path = input_path(path, "ratings CSV")
         with path.open(newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
         if not rows:
@@ -218,8 +221,11 @@ class Ratings:
 
     @classmethod
     def from_jsonl(cls, path: str | Path, **kwargs: Any) -> "Ratings":
-        """From a JSON-lines file of long records (see :meth:`from_records`)."""
-        path = Path(path)
+        """From a JSON-lines file of long records (see :meth:`from_records`); a relative path
+        is relative to the working directory."""
+        from ._io import input_path
+
+        path = input_path(path, "ratings JSONL")
         records = []
         with path.open(encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):

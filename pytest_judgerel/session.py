@@ -8,6 +8,7 @@ controller (or the single process without xdist) collects them in
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
@@ -27,8 +28,14 @@ class JudgerelSession:
         except ConfigError as exc:
             raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
+        # one id per pytest run (the controller's, handed to xdist workers): each process
+        # lists the cache keys it used under it, for `judgerel cache export --last-run`
+        self.run_id = (config.workerinput.get("judgerel_run_id") if self.is_worker else None) \
+            or f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.results: dict[str, dict[str, Any]] = {}
+        self.outcomes: dict[str, str] = {}  # every test's outcome, with or without records
         self.crashed: list[str] = []
+        self.interrupted = False
         self.gate_reasons: list[str] = []
         self.report: dict[str, Any] | None = None
         self._client = None
@@ -79,6 +86,7 @@ class JudgerelSession:
                         timeout=s.timeout,
                         max_attempts=s.max_attempts,
                         cache_backend=s.cache_backend,
+                        run_id=self.run_id,
                     ),
                     endpoint=self.endpoint_or_none(),
                 )
@@ -100,10 +108,38 @@ class JudgerelSession:
                     out[k] = d
         return out
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist controller: every worker lists its cache keys under the controller's run id."""
+        node.workerinput["judgerel_run_id"] = self.run_id
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        # flush hit/miss counters into the cache (for `judgerel cache stats`) and release it
+        # flush hit/miss counters and the used keys into the cache, and release it
         if self._client is not None:
             self._client.close()
+        if not self.is_worker and not self.interrupted:
+            from .llm.client import finish_run
+
+            finish_run(self.settings.cache_dir, self.run_id)
+
+    def unattributed_calls(self) -> dict[str, Any]:
+        """Calls this process made that no test report carried (e.g. the test running at Ctrl-C)."""
+        if self._client is None:
+            return {}
+        attributed: dict[str, float] = {}
+        for res in self.results.values():
+            for k, v in res["calls"].items():
+                attributed[k] = attributed.get(k, 0) + v
+        return self.call_delta(attributed)
+
+    def keep_partial(self, nodeid: str, records: list, calls: dict[str, Any]) -> None:
+        """Records and calls of a test that ended without a report (Ctrl-C): kept for the report."""
+        res = self.results.setdefault(nodeid, {"nodeid": nodeid, "records": [], "calls": {},
+                                               "outcome": "interrupted", "worker": None})
+        res["records"].extend(records)
+        res["outcome"] = "interrupted"
+        for k, v in calls.items():
+            res["calls"][k] = res["calls"].get(k, 0) + v
 
     def header_lines(self) -> list[str]:
         s = self.settings
@@ -123,6 +159,12 @@ class JudgerelSession:
 
     # ------------------------------------------------------------ collection
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed" if report.when == "call" else "error"
+        elif report.skipped and report.when != "teardown":
+            self.outcomes.setdefault(report.nodeid, "skipped")
+        elif report.when == "call":
+            self.outcomes.setdefault(report.nodeid, "passed")
         entry = getattr(report, "judgerel", None)
         if entry is None and report.nodeid not in self.results:
             return
@@ -144,17 +186,21 @@ class JudgerelSession:
         self.crashed.append(crashitem)
 
     # ------------------------------------------------------------ session end
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.interrupted = True
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker:
             return
         s = self.settings
+        self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
         if not self.results and not self.crashed and not (s.json or s.html or s.baseline or s.history_dir):
             return  # nothing judged, nothing to write: keep plain pytest runs free of report imports
         from .report.build import build_report
         from .report.gate import apply_outputs
 
-        self.report = build_report(self)
+        self.report = build_report(self, exitstatus=int(exitstatus))
         reasons = apply_outputs(self, self.report)
         self.gate_reasons = reasons
         if reasons and session.exitstatus == pytest.ExitCode.OK:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pytest_judgerel.__main__ import main
-from pytest_judgerel.llm.cache import DiskCacheBackend
+from pytest_judgerel.llm.disk_backend import DiskCacheBackend
 from pytest_judgerel.llm.request import LLMRequest
 from pytest_judgerel.llm.scripted import register_scripted
 

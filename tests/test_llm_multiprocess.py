@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from pytest_judgerel.llm.cache import cache_stats
+from pytest_judgerel.llm.cache_admin import cache_stats
 from pytest_judgerel.llm.fake_server import FakeLLMServer
 
 WORKER = r"""

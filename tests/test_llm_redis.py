@@ -147,7 +147,7 @@ def test_entries_are_the_same_json_as_diskcache(server, redis_url, raw_redis, tm
     with _client(redis_url) as client:
         answer = client.complete(request)
     with LLMClient(LLMSettings(cache_dir=str(tmp_path / "disk"), cache_mode="replay")) as disk_client:
-        from pytest_judgerel.llm.cache import import_cache
+        from pytest_judgerel.llm.cache_admin import import_cache
 
         backend = open_backend(redis_url)
         stored = backend.get(answer.key)

@@ -72,7 +72,7 @@ def test_empty_content_forever_is_an_error_not_a_cached_empty_answer(tmp_path):
             with pytest.raises(LLMCallError, match="empty"):
                 client.complete(fake_request(srv, "q"))
         assert srv.requests == 2
-    from pytest_judgerel.llm.cache import cache_stats
+    from pytest_judgerel.llm.cache_admin import cache_stats
 
     assert cache_stats(tmp_path / "c").entries == 0
 

@@ -46,9 +46,10 @@ class LLMSettings:
     backoff_max: float = 20.0
     retry_after_cap: float = 30.0
     cache_backend: str | None = None
+    run_id: str | None = None  # when set, the keys this client served are listed under it (see finish_run)
 
     def __post_init__(self) -> None:
-        from pytest_judgerel.llm.cache import check_mode
+        from pytest_judgerel.llm.backend import check_mode
 
         check_mode(self.cache_mode)
         if self.cache_backend and (not isinstance(self.cache_backend, str) or "://" not in self.cache_backend):
@@ -71,7 +72,8 @@ class CallStats:
 
     ``calls`` = requests served; ``hits`` from the cache (or an identical request in
     flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
-    requests that ended in an error; ``wall_time`` = seconds spent in client calls.
+    requests that ended in an error; ``corrupt`` = cache entries found unreadable (each
+    answered again as a miss); ``wall_time`` = seconds spent in client calls.
     """
 
     calls: int = 0
@@ -79,6 +81,7 @@ class CallStats:
     misses: int = 0
     retries: int = 0
     errors: int = 0
+    corrupt: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
@@ -215,6 +218,23 @@ def _flush_open_clients() -> None:
             pass
 
 
+def finish_run(cache_dir: str | os.PathLike[str], run_id: str, keep: int = 5) -> None:
+    """Mark ``run_id`` as the last finished run of ``cache_dir`` and drop the key lists of older
+    runs but the newest ``keep`` (called once per pytest session, by the controller)."""
+    import shutil
+
+    runs = Path(cache_dir) / "runs"
+    if not (runs / run_id).is_dir():
+        return
+    try:
+        (runs / "LAST").write_text(run_id + "\n", encoding="utf-8")
+        old = sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)[:-keep]
+        for path in old:
+            shutil.rmtree(path, ignore_errors=True)
+    except OSError:
+        pass
+
+
 # the client -----------------------------------------------------------------------------------
 #: sent to an ``api_base`` server when no key is configured (local servers need none)
 PLACEHOLDER_KEY = "judgerel-no-key"
@@ -249,6 +269,7 @@ class LLMClient:
         self._flushed_misses = 0
         self._known_cost_models: dict[str, bool] = {}
         self._missing_keys: dict[tuple[str, str | None], tuple[str, ...]] = {}
+        self._used_keys: set[str] = set()
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
         _open_clients.add(self)
@@ -279,6 +300,17 @@ class LLMClient:
             self._flushed_hits += hits
             self._flushed_misses += misses
 
+    def _write_used_keys(self) -> None:
+        """List the keys this process served under ``runs/<run_id>/`` of the cache directory."""
+        if not self.settings.run_id or not self._used_keys:
+            return
+        folder = Path(self.settings.cache_dir) / "runs" / self.settings.run_id
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{os.getpid()}.keys").write_text("\n".join(sorted(self._used_keys)) + "\n", encoding="utf-8")
+        except OSError:
+            pass  # bookkeeping for `cache export --last-run` only; never fails a run
+
     def close(self) -> None:
         if self._closed:
             return
@@ -286,6 +318,7 @@ class LLMClient:
         _open_clients.discard(self)
         try:
             self.flush_stats()
+            self._write_used_keys()
         finally:
             if self._owns_backend and self._backend is not None:
                 self._backend.close()
@@ -415,8 +448,12 @@ class LLMClient:
         if mode == "off":
             stats.misses += 1
             return await self._call_upstream(request, key)
+        self._used_keys.add(key)
         backend = self.backend
+        corrupt_before = getattr(backend, "corrupt", 0)
         entry = backend.get(key)
+        if getattr(backend, "corrupt", 0) != corrupt_before:
+            stats.corrupt += 1
         if self._usable(entry):
             stats.hits += 1
             return self._from_entry(entry, key)
@@ -458,7 +495,7 @@ class LLMClient:
                 return self._from_entry(entry, key)
             stats.misses += 1
             response = await self._call_upstream(request, key)
-            from pytest_judgerel.llm.cache import make_entry
+            from pytest_judgerel.llm.backend import make_entry
 
             backend.set(key, make_entry(key, fields, {
                 "text": response.text, "model": response.model, "usage": dict(response.usage),

@@ -6,7 +6,7 @@ parameter (default ``judgerel:``) keeps several suites apart in one database.
 
 Layout under the prefix (shown with the default ``judgerel:``):
 
-* ``judgerel:e:<key>``      an entry, the same JSON text :class:`~pytest_judgerel.llm.cache.DiskCacheBackend`
+* ``judgerel:e:<key>``      an entry, the same JSON text :class:`~pytest_judgerel.llm.disk_backend.DiskCacheBackend`
   stores (keyed request fields and the answer; never API keys, headers or errors);
 * ``judgerel:stats:hits`` / ``judgerel:stats:misses``  counters added with ``INCRBY``;
 * ``judgerel:lock:<key>``   the single-flight lock of a key: ``SET NX PX <ttl>`` with a random
@@ -29,7 +29,7 @@ from typing import Any, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.llm.cache import CacheBackend, KeyLock
+from pytest_judgerel.llm.backend import CacheBackend, KeyLock
 
 __all__ = ["REDIS_SCHEMES", "LOCK_TTL_SECONDS", "DEFAULT_PREFIX", "RedisBackend", "RedisKeyLock",
            "is_redis_url", "redact_url"]
@@ -180,7 +180,7 @@ class RedisBackend(CacheBackend):
     # entries -----------------------------------------------------------------------------
     @staticmethod
     def _decode(raw: Any) -> dict | None:
-        from pytest_judgerel.llm.cache import decode_entry
+        from pytest_judgerel.llm.backend import decode_entry
 
         return decode_entry(raw)
 

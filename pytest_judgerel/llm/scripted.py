@@ -96,6 +96,24 @@ def _to_litellm_error(litellm: Any, exc: ScriptedHTTPError, model: str) -> Excep
     return litellm.BadRequestError(exc.message, response=response, **common)
 
 
+def _script_failure(name: str, exc: BaseException, messages: list) -> str:
+    """Why a script failed: the exception, where in the script, and the message it was answering
+    (a bare ``StopIteration`` from ``next(...)`` otherwise says nothing)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno} ({frames[-1].line})" if frames else ""
+    what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    last = str(messages[-1].get("content", "")) if messages else ""
+    last = " ".join(last.split())
+    hint = ""
+    if len(messages) > 2 and messages[-2].get("role") == "assistant":
+        hint = (" (this call is a re-ask after an unparseable reply: the last message is the format reminder, "
+                "not the item; look the item up in messages[1] or in all messages)")
+    return (f"scripted model {name} raised {what}{where} while answering "
+            f"{last[:120]!r}{'...' if len(last) > 120 else ''}{hint}")
+
+
 def _make_handler() -> Any:
     from pytest_judgerel.llm.litellm_setup import get_litellm
 
@@ -118,9 +136,8 @@ def _make_handler() -> Any:
             except ScriptedHTTPError as exc:
                 raise _to_litellm_error(litellm, exc, model) from exc
             except Exception as exc:
-                raise litellm.BadRequestError(
-                    f"scripted model {name} raised {type(exc).__name__}: {exc}", llm_provider=PROVIDER, model=model
-                ) from exc
+                raise litellm.BadRequestError(_script_failure(name, exc, messages),
+                                              llm_provider=PROVIDER, model=model) from exc
             if not isinstance(text, str):
                 raise litellm.BadRequestError(
                     f"scripted model {name} returned {type(text).__name__}, expected str",

@@ -18,7 +18,8 @@ VERSION = REPORT_VERSION
 _SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "constrain", "cache_mode",
                   "max_concurrency", "rpm", "timeout", "max_attempts", "max_parse_failures", "report_only",
                   "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise")
-CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "prompt_tokens", "completion_tokens", "cost")
+CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "corrupt", "prompt_tokens", "completion_tokens",
+             "cost")
 
 
 def _plugin_version() -> str:
@@ -27,9 +28,15 @@ def _plugin_version() -> str:
     return __version__
 
 
-def compute_totals(tests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Session totals: call counters summed over tests, metric and parse-failure counts, hit rate."""
+def compute_totals(tests: Iterable[Mapping[str, Any]], extra_calls: Mapping[str, Any] | None = None
+                   ) -> dict[str, Any]:
+    """Session totals: call counters summed over tests (plus ``extra_calls`` that no test
+    carried, e.g. the test running at Ctrl-C), metric and parse-failure counts, hit rate."""
     totals: dict[str, Any] = {k: 0 for k in CALL_KEYS}
+    for k in CALL_KEYS:
+        v = (extra_calls or {}).get(k, 0)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            totals[k] += v
     n_tests = metrics = failed = parse_failures = 0
     for t in tests:
         n_tests += 1
@@ -62,11 +69,15 @@ def judges_table(tests: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 
 
 def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any], crashed: Iterable[str] = (),
-                    report_only: bool = False, endpoint: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    report_only: bool = False, endpoint: Mapping[str, Any] | None = None,
+                    session: Mapping[str, Any] | None = None, extra_calls: Mapping[str, Any] | None = None
+                    ) -> dict[str, Any]:
     """A report dict from test entries (``{nodeid, outcome, records, calls[, worker]}``).
 
     ``endpoint`` is the session endpoint's :meth:`~pytest_judgerel.llm.Endpoint.describe`
     (model, api_base, source; never a key): ``settings.model`` and ``settings.endpoint``.
+    ``session`` is what pytest reported (``exitstatus``, ``interrupted``, ``outcomes``: counts of
+    every test's outcome, with or without records); the gate's status is derived from it.
     """
     crashed = sorted(set(crashed))
     tests = sorted((dict(t) for t in tests), key=lambda t: t["nodeid"])
@@ -87,20 +98,29 @@ def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any],
                          "endpoint": dict(endpoint)} if endpoint else {})},
         "report_only": bool(report_only),
         "tests": tests,
-        "totals": compute_totals(tests),
+        "totals": compute_totals(tests, extra_calls),
         "crashed": crashed,
         "judges": judges_table(tests),
+        "session": dict(session) if session is not None else {"exitstatus": None, "interrupted": False,
+                                                               "outcomes": {}},
         "gate": {"status": "passed", "reasons": [], "baseline": None},
     }
 
 
-def build_report(session: Any) -> dict[str, Any]:
-    """The report of one session: every test with metric records, plus totals."""
+def build_report(session: Any, exitstatus: int | None = None) -> dict[str, Any]:
+    """The report of one session: every test with metric records, plus totals and what pytest
+    reported (every test's outcome, the exit status, an interruption)."""
     settings = session.settings.values
     tests = [{"nodeid": r["nodeid"], "outcome": r.get("outcome", "passed"), "worker": r.get("worker"),
               "records": list(r.get("records", [])), "calls": dict(r.get("calls", {}))}
              for r in session.results.values()]
     endpoint = session.endpoint_or_none()
+    outcomes: dict[str, int] = {}
+    for outcome in session.outcomes.values():
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    interrupted = bool(getattr(session, "interrupted", False))
     return assemble_report(tests, settings=settings, crashed=getattr(session, "crashed", ()),
                            report_only=bool(settings.get("report_only")),
-                           endpoint=endpoint.describe() if endpoint is not None else None)
+                           endpoint=endpoint.describe() if endpoint is not None else None,
+                           session={"exitstatus": exitstatus, "interrupted": interrupted, "outcomes": outcomes},
+                           extra_calls=session.unattributed_calls())

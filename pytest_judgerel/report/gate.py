@@ -1,9 +1,16 @@
 """Session-end outputs and the CI gate (controller only, once, never raises).
 
-Order: baseline comparison (or update) -> gate verdict stored in the report ->
-history run -> JSON -> HTML.  Returned reasons make the session fail
-(``session.exitstatus``); in report-only mode baseline regressions are reported
-but not returned, while a requested output that cannot be written always is.
+The gate's status is derived from the same outcomes pytest reports: failed tests,
+errors, crashed workers, an interruption, every failed check of a metric in a
+failed test (nMAE included), baseline regressions and outputs that could not be
+written.  It never says "passed" when pytest does not.
+
+Order: baseline comparison (or update) -> status from pytest's outcomes -> a probe
+that each requested output can be written -> history run (not for an interrupted
+session) -> HTML -> JSON (last, so it carries every earlier write error).  Returned
+reasons make the session fail (``session.exitstatus``); in report-only mode baseline
+regressions are reported but not returned, while an output that cannot be written
+always is.  A path is announced as written only after it was.
 """
 
 from __future__ import annotations
@@ -64,44 +71,103 @@ def evaluate_gate(report: dict[str, Any], *, baseline: str | None, update_baseli
     return regressions, errors
 
 
+def pytest_reasons(report: dict[str, Any]) -> list[str]:
+    """Why pytest's own outcome is not a pass: failed tests, errors, crashes, failed checks of
+    metrics in failed tests (each statistic named, nMAE included), an interruption."""
+    from .verdict import failed_checks
+
+    session = report.get("session") or {}
+    outcomes = session.get("outcomes") or {}
+    reasons = []
+    if session.get("interrupted"):
+        done = sum(v for k, v in outcomes.items() if k != "interrupted")
+        reasons.append(f"the session was interrupted: partial results of {done} finished test(s)")
+    for outcome, word in (("failed", "test(s) failed"), ("error", "test(s) errored")):
+        if outcomes.get(outcome):
+            reasons.append(f"{outcomes[outcome]} {word}")
+    if report.get("crashed"):
+        reasons.append(f"{len(report['crashed'])} test(s) crashed their worker")
+    if not report.get("report_only"):
+        for t in report.get("tests", []):
+            if t.get("outcome") in ("failed", "error", "interrupted", "crashed"):
+                reasons += [f"{t['nodeid']}: {c}" for c in failed_checks(t)]
+    return reasons
+
+
+def finalize_status(report: dict[str, Any]) -> None:
+    """Fold pytest's outcomes into ``report["gate"]`` (status and reasons)."""
+    gate = report["gate"]
+    extra = pytest_reasons(report)
+    gate["pytest"] = extra
+    gate["reasons"] = list(dict.fromkeys(extra + list(gate.get("reasons", []))))
+    if (report.get("session") or {}).get("interrupted"):
+        gate["status"] = "interrupted"
+    elif extra:
+        gate["status"] = "failed"
+
+
+def _probe_writable(path: str) -> None:
+    """Raise OSError now if ``path`` cannot be written (its folder is created as a write would)."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    os.makedirs(folder, exist_ok=True)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a directory")
+    fd, tmp = tempfile.mkstemp(prefix=".judgerel-probe-", dir=folder)
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def apply_outputs(session: Any, report: dict[str, Any]) -> list[str]:
     """Evaluate the gate, write every configured output; return the reasons that fail the session."""
     s = session.settings
     report_only = bool(s.report_only)
-    regressions, errors = evaluate_gate(report, baseline=s.baseline, update_baseline=bool(s.update_baseline),
+    interrupted = bool((report.get("session") or {}).get("interrupted"))
+    regressions, errors = evaluate_gate(report, baseline=s.baseline,
+                                        update_baseline=bool(s.update_baseline) and not interrupted,
                                         max_icc_drop=s.max_icc_drop, max_nmae_rise=s.max_nmae_rise,
                                         report_only=report_only)
+    finalize_status(report)
     outputs = report.setdefault("outputs", {})
     rootdir = str(getattr(session.config, "rootpath", os.getcwd()))
-    if s.json:
-        outputs["json"] = os.path.abspath(s.json)
-    if s.html:
-        outputs["html"] = os.path.abspath(s.html)
 
     def failed_write(what: str, path: str, exc: Exception) -> None:
         msg = f"could not write the {what} {path}: {exc}"
         errors.append(msg)
         report["gate"]["reasons"].append(msg)
         report["gate"]["errors"].append(msg)
-        report["gate"]["status"] = "failed"
+        if report["gate"]["status"] != "interrupted":
+            report["gate"]["status"] = "failed"
 
-    if s.history_dir:
+    unwritable = set()
+    for what, path in (("JSON report", s.json), ("HTML report", s.html)):
+        if path:
+            try:
+                _probe_writable(path)
+            except OSError as exc:
+                unwritable.add(path)
+                failed_write(what, path, exc)
+    if s.history_dir and not interrupted:  # a partial run is not a point of the drift history
         from .history import write_run
 
         try:
             outputs["history"] = write_run(s.history_dir, report, cwd=rootdir)
         except OSError as exc:
             failed_write("history run in", s.history_dir, exc)
-    if s.json:
-        try:
-            write_json_atomic(s.json, report)
-        except (OSError, ValueError) as exc:
-            failed_write("JSON report", s.json, exc)
-    if s.html:
+    if s.html and s.html not in unwritable:
         from .html import render_html
 
         try:
-            write_text_atomic(s.html, render_html(report))
+            outputs["html"] = write_text_atomic(s.html, render_html(report))
         except (OSError, ValueError) as exc:
             failed_write("HTML report", s.html, exc)
+    if s.json and s.json not in unwritable:
+        try:
+            path = os.path.abspath(s.json)
+            outputs["json"] = path  # the JSON lists itself; removed below if the write fails
+            write_json_atomic(s.json, report)
+        except (OSError, ValueError) as exc:
+            outputs.pop("json", None)
+            failed_write("JSON report", s.json, exc)
     return errors + ([] if report_only else regressions)

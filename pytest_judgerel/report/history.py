@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .baseline import BaselineComparison, Tolerances, compare_report, updated_baseline
-from .io import dumps, read_json
+from .io import dumps, read_json, write_text_atomic
 from .metrics import metric_points
 from .schema import ReportFormatError, validate_report
 
@@ -79,7 +79,7 @@ def write_run(directory: str | os.PathLike[str], report: dict[str, Any], *, cwd:
     while True:
         path = os.path.join(directory, f"{number:04d}_{fp}.json")
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # the umask applies
         except FileExistsError:
             number += 1
             continue
@@ -87,10 +87,7 @@ def write_run(directory: str | os.PathLike[str], report: dict[str, Any], *, cwd:
         break
     report["run"] = {"number": number, "fingerprint": fp, "file": os.path.basename(path),
                      "git_commit": _git_commit(cwd)}
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dumps(report))
-    os.replace(tmp, path)
+    write_text_atomic(path, dumps(report))
     return path
 
 

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .metrics import is_metric_record
 from .terminal import totals_line
+from .verdict import checks, record_verdict
 
 PASS = "#2e7d32"
 FAIL = "#c62828"
@@ -235,7 +236,7 @@ def _overview(report: Mapping[str, Any]) -> str:
         for rec in t["records"]:
             if not is_metric_record(rec):
                 continue
-            soft = bool(rec.get("report_only") or report.get("report_only"))
+            soft = record_verdict(rec, t.get("outcome"), bool(report.get("report_only"))) in ("FAIL*", "CAUGHT")
             test = t["nodeid"].split("::", 1)[-1]
             rows.append({"label": f"{test} \u00b7 {_record_title(rec)}", "value": rec.get("value"),
                          "ci": rec.get("ci"), "threshold": rec.get("threshold"),
@@ -268,18 +269,31 @@ def _worst_table(worst: Sequence[Mapping[str, Any]]) -> str:
     return f"<table><tr><th>worst-aligned item</th><th>detail</th></tr>{rows}</table>"
 
 
-def _record_card(nodeid: str, rec: Mapping[str, Any], report_only: bool) -> str:
-    soft = bool(rec.get("report_only") or report_only)
-    if rec.get("passed"):
-        verdict = "<span class='pass'>PASS</span>"
-    else:
-        verdict = "<span class='soft'>FAIL (report-only)</span>" if soft else "<span class='fail'>FAIL</span>"
-    op = "\u2264" if rec.get("direction") == "max" else "\u2265"
-    ci = rec.get("ci")
-    ci_txt = f" [CI {_f(ci[0])}, {_f(ci[1])}]" if ci and None not in ci else ""
-    head = (f"<div><b>{escape(_record_title(rec))}</b> = {_f(rec.get('value'), 4)}{escape(ci_txt)} "
-            f"&nbsp; threshold {op} {_f(rec.get('threshold'))} &nbsp; n={escape(str(rec.get('n', '-')))} "
-            f"k={escape(str(rec.get('k', '-')))} &nbsp; {verdict}</div>")
+_VERDICT_HTML = {
+    "PASS": "<span class='pass'>PASS</span>",
+    "FAIL": "<span class='fail'>FAIL</span>",
+    "FAIL*": "<span class='soft'>FAIL (report-only)</span>",
+    "CAUGHT": "<span class='soft'>FAILED AS THE TEST EXPECTED (caught; the test passed)</span>",
+}
+
+
+def _record_card(nodeid: str, rec: Mapping[str, Any], report_only: bool, outcome: str | None = None) -> str:
+    verdict_word = record_verdict(rec, outcome, report_only)
+    soft = verdict_word in ("FAIL*", "CAUGHT")
+    verdict = _VERDICT_HTML[verdict_word]
+    lines = []
+    for check in checks(rec):
+        op = "\u2264" if check.get("direction") == "max" else "\u2265"
+        ci = check.get("ci", rec.get("ci") if check.get("statistic") == rec.get("statistic") else None)
+        ci_txt = f" [CI {_f(ci[0])}, {_f(ci[1])}]" if ci and None not in ci else ""
+        value = "not computed" if check.get("value") is None and rec.get("error") else _f(check.get("value"), 4)
+        ok = "" if check.get("passed") is None else (" &#10003;" if check.get("passed") else " &#10007;")
+        lines.append(f"<b>{escape(str(check.get('statistic')))}</b> = {value}{escape(ci_txt)} "
+                     f"&nbsp; threshold {op} {_f(check.get('threshold'))}{ok}")
+    title = escape(_record_title(rec)) if len(lines) > 1 else ""
+    error = f"<div class='meta'>{escape(str(rec['error']))}</div>" if rec.get("error") else ""
+    head = (f"<div>{title + ': ' if title else ''}{' &nbsp;|&nbsp; '.join(lines)} &nbsp; "
+            f"n={escape(str(rec.get('n', '-')))} k={escape(str(rec.get('k', '-')))} &nbsp; {verdict}</div>{error}")
     plots = []
     if rec.get("matrix") and rec.get("scales"):
         plots.append(svg_heatmap(rec["scales"], rec["matrix"], "Inter-scale consistency"))
@@ -323,7 +337,10 @@ def render_html(report: Mapping[str, Any]) -> str:
     if report.get("report_only"):
         banners.append("<div class='banner soft'>REPORT-ONLY MODE: assertions and the baseline gate were "
                        "evaluated and reported but did not fail the run.</div>")
-    if status == "failed":
+    if status == "interrupted":
+        banners.append("<div class='banner fail'>INTERRUPTED: partial results of the tests that ran:<ul>" + "".join(
+            f"<li>{escape(r)}</li>" for r in gate.get("reasons", [])) + "</ul></div>")
+    elif status == "failed":
         banners.append("<div class='banner fail'>Gate FAILED:<ul>" + "".join(
             f"<li>{escape(r)}</li>" for r in gate.get("reasons", [])) + "</ul></div>")
     elif gate.get("reasons"):
@@ -340,7 +357,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             f" &middot; report schema v{escape(str(report.get('version')))}")
     sections = []
     for t in report["tests"]:
-        cards = [_record_card(t["nodeid"], rec, bool(report.get("report_only")))
+        cards = [_record_card(t["nodeid"], rec, bool(report.get("report_only")), t.get("outcome"))
                  for rec in t["records"] if is_metric_record(rec)]
         if cards:
             sections.append(f"<h3>{escape(t['nodeid'])} <span class='meta'>({escape(t.get('outcome', ''))})"

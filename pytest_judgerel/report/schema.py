@@ -62,7 +62,7 @@ _TEST = {
     "required": ["nodeid", "outcome", "records", "calls"],
     "properties": {
         "nodeid": {"type": "string"},
-        "outcome": {"enum": ["passed", "failed", "error", "skipped", "crashed"]},
+        "outcome": {"enum": ["passed", "failed", "error", "skipped", "crashed", "interrupted"]},
         "worker": _STR_OR_NULL,
         "records": {"type": "array", "items": {"$ref": "#/$defs/record"}},
         "calls": {"type": "object", "additionalProperties": _NUM},
@@ -139,7 +139,7 @@ REPORT_SCHEMA: dict[str, Any] = {
             "type": "object",
             "required": ["status", "reasons"],
             "properties": {
-                "status": {"enum": ["passed", "failed", "report_only"]},
+                "status": {"enum": ["passed", "failed", "report_only", "interrupted"]},
                 "reasons": {"type": "array", "items": {"type": "string"}},
                 "errors": {"type": "array", "items": {"type": "string"}},
                 "baseline": {"anyOf": [{"type": "null"}, _COMPARISON]},
@@ -147,6 +147,16 @@ REPORT_SCHEMA: dict[str, Any] = {
             "additionalProperties": True,
         },
         "run": {"type": "object"},
+        "session": {
+            "type": "object",
+            "required": ["exitstatus", "interrupted", "outcomes"],
+            "properties": {
+                "exitstatus": {"type": ["integer", "null"]},
+                "interrupted": {"type": "boolean"},
+                "outcomes": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+            },
+            "additionalProperties": True,
+        },
         "shards": {"type": "array", "items": {"type": "object", "required": ["source", "tests"]}},
         "duplicates": {"type": "array", "items": {"type": "string"}},
         "outputs": {"type": "object", "additionalProperties": {"type": "string"}},

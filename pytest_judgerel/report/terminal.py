@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .metrics import is_metric_record
+from .verdict import checks, record_verdict
 
 _MAX_LISTED = 10
 
@@ -25,27 +26,41 @@ def _ci_text(ci: Any) -> str:
     return "-"
 
 
+def _threshold_text(check: Mapping[str, Any]) -> str:
+    thr = check.get("threshold")
+    if not isinstance(thr, (int, float)) or isinstance(thr, bool):
+        return "-"
+    return f"{'<=' if check.get('direction') == 'max' else '>='} {thr:g}"
+
+
 def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[str, ...]]:
-    """Table rows: (test, statistic, value, CI, threshold, verdict); failing groups (or all when verbose)."""
+    """Table rows: (test, statistic, value, CI, threshold, verdict), one per check of a record
+    (an agreement gate with ICC and nMAE thresholds shows both); failing groups (all when verbose)."""
     rows = []
     for t in report["tests"]:
         for rec in t["records"]:
             if not is_metric_record(rec):
                 continue
-            op = ">=" if rec.get("direction") != "max" else "<="
-            if rec.get("passed"):
-                verdict = "PASS"
-            else:
-                verdict = "FAIL*" if rec.get("report_only") or report.get("report_only") else "FAIL"
+            verdict = record_verdict(rec, t.get("outcome"), bool(report.get("report_only")))
             name = t["nodeid"] + (f" [{rec['label']}]" if rec.get("label") else "")
-            thr = rec.get("threshold")
-            rows.append((name, str(rec.get("statistic", rec.get("kind", "?"))), _fmt(rec.get("value")),
-                         _ci_text(rec.get("ci")), f"{op} {thr:g}" if isinstance(thr, (int, float)) and not isinstance(thr, bool) else "-", verdict))
+            recorded = checks(rec)
+            for i, check in enumerate(recorded):
+                # a failed check carries the record's verdict; a passed check of a record that failed
+                # elsewhere (another check) reads PASS; a lone passed check of a record failed by its
+                # groups keeps the record's verdict, the failing groups listed below it
+                if check.get("passed") is False or (len(recorded) == 1 and not rec.get("passed")):
+                    mark = verdict
+                else:
+                    mark = "PASS"
+                value = "not computed" if check.get("value") is None and rec.get("error") else _fmt(check.get("value"))
+                rows.append((name if i == 0 else "", str(check.get("statistic")), value,
+                             _ci_text(check.get("ci", rec.get("ci") if i == 0 else None)), _threshold_text(check),
+                             mark))
             for g, info in (rec.get("groups") or {}).items():
                 if not isinstance(info, Mapping) or (info.get("passed") is not False and not verbose):
                     continue
                 gv = info.get("nmae") if rec.get("statistic") == "nMAE" else info.get("value")
-                gverdict = "ok" if info.get("passed") else ("fail*" if verdict == "FAIL*" else "fail")
+                gverdict = "ok" if info.get("passed") else {"FAIL*": "fail*", "CAUGHT": "caught"}.get(verdict, "fail")
                 rows.append((f"    {g}", "", _fmt(gv), _ci_text(info.get("ci")), "", gverdict))
     return rows
 
@@ -58,7 +73,8 @@ def _table(tr: Any, rows: Sequence[tuple[str, ...]]) -> None:
     for r in rows:
         first = r[0] if len(r[0]) <= widths[0] else "..." + r[0][-(widths[0] - 3):]
         cells = [first] + list(r[1:])
-        markup = {"red": True} if r[5] in ("FAIL", "fail") else ({"yellow": True} if r[5].endswith("*") else {})
+        markup = {"red": True} if r[5] in ("FAIL", "fail") else (
+            {"yellow": True} if r[5].endswith("*") else ({"cyan": True} if r[5] in ("CAUGHT", "caught") else {}))
         tr.write_line("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip(), **markup)
 
 
@@ -67,7 +83,8 @@ def totals_line(totals: Mapping[str, Any]) -> str:
     return (f"judge calls: {totals.get('calls', 0)} (cache hits {totals.get('hits', 0)}, misses "
             f"{totals.get('misses', 0)}, hit rate {format(hit, '.0%') if hit is not None else '-'}), "
             f"retries {totals.get('retries', 0)}, errors {totals.get('errors', 0)}, "
-            f"cost ${float(totals.get('cost', 0) or 0):.4f}, parse failures {totals.get('parse_failures', 0)}; "
+            + (f"corrupt cache entries {totals['corrupt']} (answered again), " if totals.get("corrupt") else "")
+            + f"cost ${float(totals.get('cost', 0) or 0):.4f}, parse failures {totals.get('parse_failures', 0)}; "
             f"metrics {totals.get('metrics', 0)} in {totals.get('tests', 0)} tests, "
             f"{totals.get('failed_metrics', 0)} below threshold")
 
@@ -137,7 +154,14 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     tr.write_sep("=", "judgerel summary")
     if rows:
         _table(tr, rows)
+        if any(r[5] in ("CAUGHT", "caught") for r in rows):
+            tr.write_line("CAUGHT: the gate failed inside a test that passed (the test expected it, e.g. "
+                          "pytest.raises); it does not fail the session.", cyan=True)
     tr.write_line(totals_line(totals))
+    session = report.get("session") or {}
+    if session.get("interrupted"):
+        tr.write_line("INTERRUPTED: the report holds the partial results of the tests that ran "
+                      "(no history run was written, the baseline was not updated).", red=True, bold=True)
     if report.get("report_only"):
         tr.write_line("REPORT-ONLY MODE: reliability assertions and the baseline gate were evaluated and "
                       "reported but did not fail any test or the session (FAIL* marks what would have failed).",
@@ -150,7 +174,10 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     for key, path in (report.get("outputs") or {}).items():
         tr.write_line(f"{labels.get(key, key)}: {path}")
     hard = set(gate.get("errors", []))
+    from_pytest = set(gate.get("pytest", []))  # pytest reports these itself
     for reason in all_reasons:
+        if reason in from_pytest:
+            continue
         if reason in hard or not report.get("report_only"):
             tr.write_line(f"judgerel gate FAILED: {reason}", red=True, bold=True)
         else:

@@ -164,6 +164,15 @@ def parse_template(text: str, *, name: str | None = None, path: str | None = Non
         for ph in _PLACEHOLDER.findall(msg):
             if ph not in SCALE_PLACEHOLDERS and ph not in found:
                 found.append(ph)
+    fractional = meta.get("fractional", "").strip().lower()
+    if fractional not in ("", "true", "yes", "1", "false", "no", "0"):
+        raise ConfigError(f"template {tname!r}: '# fractional: {fractional}' must be true or false")
+    if not fractional and _asks_for_decimals(messages):
+        # a copy of a built-in template that lost its header would silently grade on integers
+        raise ConfigError(
+            f"template {tname!r} asks for decimal scores but has no '# fractional:' header line: add "
+            "'# fractional: true' to accept them (or '# fractional: false' to keep integer scores)"
+        )
     return Template(
         name=tname,
         text=text,
@@ -174,11 +183,19 @@ def parse_template(text: str, *, name: str | None = None, path: str | None = Non
         primary=primary,
         source=meta.get("source", ""),
         table=meta.get("table"),
-        fractional=meta.get("fractional", "false").lower() in ("true", "yes", "1"),
+        fractional=fractional in ("true", "yes", "1"),
         changes=meta.get("changes", ""),
         path=path,
         meta=meta,
     )
+
+
+_DECIMALS = re.compile(r"\{(?:decimal_example|min_f|max_f)\}|\bdecimals?\b|decimal place", re.IGNORECASE)
+
+
+def _asks_for_decimals(messages: Any) -> bool:
+    """Whether the prompt invites decimal scores (a decimal placeholder or the word 'decimal')."""
+    return any(_DECIMALS.search(msg) for _, msg in messages)
 
 
 def _canonical(name: str) -> str:
@@ -230,8 +247,9 @@ def load_template(spec: "Template | str | Path") -> Template:
     if isinstance(spec, Template):
         return spec
     if isinstance(spec, Path):
-        if not spec.is_file():
-            raise ConfigError(f"template file {str(spec)!r} does not exist")
+        from .._io import input_path
+
+        spec = input_path(spec, "template")
         return parse_template(spec.read_text(encoding="utf-8"), name=spec.stem, path=str(spec))
     if not isinstance(spec, str):
         raise ConfigError(f"cannot load a template from {type(spec).__name__}: give a name, path or text")
@@ -242,7 +260,9 @@ def load_template(spec: "Template | str | Path") -> Template:
         if p.is_file():
             return parse_template(p.read_text(encoding="utf-8"), name=p.stem, path=str(p))
         if spec.endswith(".txt") or "/" in spec or "\\" in spec:
-            raise ConfigError(f"template file {spec!r} does not exist")
+            from .._io import input_path
+
+            input_path(spec, "template")  # raises: says what the path was relative to
         raise ConfigError(
             f"unknown template {spec!r}: built-in templates are {sorted(TEMPLATES)}; "
             "or pass a file path or the template text itself"

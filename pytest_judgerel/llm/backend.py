@@ -1,0 +1,101 @@
+"""The cache backend interface and entry format (shared by every backend; stdlib only).
+
+Modes (``LLMSettings.cache_mode``):
+
+* ``record``  (default) use hits, call the model on misses and store the answer;
+* ``replay``  use hits, a miss raises :class:`~pytest_judgerel.errors.CacheMissError`;
+* ``refresh`` call the model again and overwrite (once per key per session: an entry
+  written after the client started is reused, so xdist workers refresh a key once);
+* ``off``     never read or write the cache.
+
+An entry is a JSON object ``{"format", "key", "request", "response"}`` where
+``request`` holds the keyed fields (:func:`~pytest_judgerel.llm.keys.key_fields`)
+and ``response`` the text, provider-reported model, usage, cost, latency and
+timestamp.  Errors and secrets (API keys, headers) are never stored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Mapping
+
+from pytest_judgerel.errors import ConfigError
+
+__all__ = ["CACHE_MODES", "ENTRY_FORMAT", "STATS_PREFIX", "check_mode", "KeyLock", "CacheBackend",
+           "decode_entry", "make_entry"]
+
+CACHE_MODES = ("record", "replay", "refresh", "off")
+ENTRY_FORMAT = 1
+STATS_PREFIX = "__judgerel_stats__:"
+
+
+def check_mode(mode: str) -> str:
+    if mode not in CACHE_MODES:
+        raise ConfigError(f"cache mode must be one of {CACHE_MODES}, got {mode!r}")
+    return mode
+
+
+class KeyLock:
+    """A cross-process lock for one key (single-flight).  ``acquire(0)`` never blocks."""
+
+    def acquire(self, timeout: float) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def release(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class CacheBackend:
+    """What the client needs from a cache store.  Values are JSON-able dicts.
+
+    Implement ``get``, ``set``, ``delete``, ``iter_entries``, ``key_lock`` and
+    ``close``; ``incr_stats``/``read_stats``/``size_bytes`` are optional.
+    """
+
+    def get(self, key: str) -> dict | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def set(self, key: str, entry: Mapping[str, Any]) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def delete(self, key: str) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def iter_entries(self) -> Iterator[tuple[str, dict]]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def key_lock(self, key: str) -> KeyLock:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def incr_stats(self, hits: int, misses: int) -> None:
+        return None
+
+    def read_stats(self) -> dict[str, int]:
+        return {}
+
+    def size_bytes(self) -> int:
+        return 0
+
+    #: entries found unreadable since the backend was opened (each was served as a miss)
+    corrupt: int = 0
+
+
+def decode_entry(raw: Any) -> dict | None:
+    """A stored entry (JSON text) as a dict; None when absent or unreadable (then it is a miss)."""
+    if raw is None:
+        return None
+    try:
+        entry = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[str, Any]) -> dict:
+    """A storable entry; ``response`` must hold only text/model/usage/cost/latency/timestamp/attempts."""
+    allowed = ("text", "model", "usage", "cost", "latency", "timestamp", "attempts")
+    return {"format": ENTRY_FORMAT, "key": key, "request": dict(request_fields),
+            "response": {name: response[name] for name in allowed if name in response}}

@@ -1,0 +1,235 @@
+"""The default cache backend: ``diskcache`` (SQLite, WAL) in a directory.
+
+A corrupt entry (bytes that no longer decode) is a miss that is counted (``corrupt``)
+and answered again; a corrupt database (``file is not a database``, ``malformed``)
+raises :class:`~pytest_judgerel.errors.CacheCorruptError` naming the folder and the fix
+(``judgerel cache salvage DIR``, see :mod:`pytest_judgerel.llm.cache_admin`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from pytest_judgerel.errors import CacheCorruptError
+from pytest_judgerel.llm.backend import STATS_PREFIX, CacheBackend, KeyLock, decode_entry
+
+__all__ = ["DiskCacheBackend", "corrupt_database_error"]
+
+#: sqlite messages that mean the whole database is unusable (not one bad row)
+_FATAL = ("not a database", "malformed", "encrypted", "disk i/o error", "no such table")
+
+
+def corrupt_database_error(directory: str | os.PathLike[str], exc: BaseException) -> CacheCorruptError:
+    """The one error for an unusable cache database: names the folder, the cause and the fix."""
+    folder = str(directory)
+    return CacheCorruptError(
+        f"the judge cache database in {folder} is corrupt ({type(exc).__name__}: {exc}). Save what is "
+        f"readable and start a fresh cache with: judgerel cache salvage --dir {folder} (the damaged files "
+        f"move to {folder}.corrupt-<time>), or move the folder away and re-record."
+    )
+
+
+def _fatal(exc: BaseException) -> bool:
+    return any(word in str(exc).lower() for word in _FATAL)
+
+
+class _FileKeyLock(KeyLock):
+    def __init__(self, path: str):
+        from filelock import FileLock
+
+        self._lock = FileLock(path, thread_local=False)
+
+    def acquire(self, timeout: float) -> bool:
+        from filelock import Timeout
+
+        try:
+            self._lock.acquire(timeout=timeout)
+            return True
+        except Timeout:
+            return False
+
+    def release(self) -> None:
+        self._lock.release()
+
+
+class _StripedLocks:
+    """Cross-process key locks as POSIX byte-range locks on one file (``<dir>/locks/stripes``).
+
+    A key maps to one of ``STRIPES`` byte offsets; taking it is one ``fcntl`` call on a
+    file opened once, instead of creating a lock file per key (measured: 0.3-0.5 ms per
+    miss with per-key files).  POSIX record locks belong to the process, so an
+    in-process count keeps a stripe locked while any task of this process holds it
+    (identical keys in one process are already joined by the client's in-flight map).
+    """
+
+    STRIPES = 4096
+
+    def __init__(self, path: Path):
+        import fcntl
+        import threading
+
+        self._fcntl = fcntl
+        self._fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
+        self._held: dict[int, int] = {}
+        self._mutex = threading.Lock()
+
+    def stripe(self, key: str) -> int:
+        return int(key[:8], 16) % self.STRIPES
+
+    def try_acquire(self, stripe: int) -> bool:
+        with self._mutex:
+            count = self._held.get(stripe, 0)
+            if count == 0:
+                try:
+                    self._fcntl.lockf(self._fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB, 1, stripe)
+                except OSError:
+                    return False
+            self._held[stripe] = count + 1
+            return True
+
+    def release(self, stripe: int) -> None:
+        with self._mutex:
+            count = self._held.get(stripe, 0) - 1
+            if count <= 0:
+                self._held.pop(stripe, None)
+                self._fcntl.lockf(self._fd, self._fcntl.LOCK_UN, 1, stripe)
+            else:
+                self._held[stripe] = count
+
+    def close(self) -> None:
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
+class _StripeKeyLock(KeyLock):
+    def __init__(self, stripes: _StripedLocks, key: str):
+        self._stripes = stripes
+        self._stripe = stripes.stripe(key)
+
+    def acquire(self, timeout: float) -> bool:
+        import time
+
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            if self._stripes.try_acquire(self._stripe):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+    def release(self) -> None:
+        self._stripes.release(self._stripe)
+
+
+class DiskCacheBackend(CacheBackend):
+    """``diskcache.Cache`` (SQLite, WAL) in ``directory``.
+
+    Opening is serialised with a file lock (``<dir>/.open.lock``) so many xdist
+    workers opening the same directory at once do not hit "database is locked";
+    per-key single-flight locks are byte-range locks on ``<dir>/locks/stripes``
+    (``filelock`` files per key where ``fcntl`` is missing).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        import sqlite3
+
+        from filelock import FileLock
+        import diskcache
+
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "locks").mkdir(exist_ok=True)
+        self.corrupt = 0
+        self._sqlite_error = sqlite3.DatabaseError
+        with FileLock(str(self.directory / ".open.lock"), thread_local=False):
+            try:
+                self._cache = diskcache.Cache(str(self.directory), timeout=60, size_limit=2**40,
+                                              eviction_policy="none")
+            except sqlite3.DatabaseError as exc:
+                raise corrupt_database_error(self.directory, exc) from None
+        try:
+            self._stripes: _StripedLocks | None = _StripedLocks(self.directory / "locks" / "stripes")
+        except ImportError:  # no fcntl: one lock file per key
+            self._stripes = None
+
+    def get(self, key: str) -> dict | None:
+        try:
+            raw = self._cache.get(key)
+        except self._sqlite_error as exc:
+            if _fatal(exc):
+                raise corrupt_database_error(self.directory, exc) from None
+            self.corrupt += 1  # one unreadable row: a miss, answered again and overwritten
+            return None
+        entry = decode_entry(raw)
+        if entry is None and raw is not None:
+            self.corrupt += 1
+        return entry
+
+    def set(self, key: str, entry: Mapping[str, Any]) -> None:
+        try:
+            self._cache.set(key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+        except self._sqlite_error as exc:
+            raise corrupt_database_error(self.directory, exc) from None
+
+    def delete(self, key: str) -> bool:
+        return bool(self._cache.delete(key))
+
+    def iter_entries(self) -> Iterator[tuple[str, dict]]:
+        try:
+            keys = list(self._cache.iterkeys())
+        except self._sqlite_error as exc:
+            raise corrupt_database_error(self.directory, exc) from None
+        for key in keys:
+            if not isinstance(key, str) or key.startswith(STATS_PREFIX):
+                continue
+            entry = self.get(key)
+            if entry is not None:
+                yield key, entry
+
+    def key_lock(self, key: str) -> KeyLock:
+        if self._stripes is not None:
+            return _StripeKeyLock(self._stripes, key)
+        return _FileKeyLock(str(self.directory / "locks" / f"{key}.lock"))  # no fcntl (Windows)
+
+    def remove_idle_lock_files(self) -> int:
+        """Delete the lock files of keys no longer cached, skipping any lock held right now."""
+        removed = 0
+        for path in (self.directory / "locks").glob("*.lock"):
+            key = path.name[: -len(".lock")]
+            if key in self._cache:
+                continue
+            lock = _FileKeyLock(str(path))
+            if lock.acquire(0):
+                try:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+                finally:
+                    lock.release()
+        return removed
+
+    def incr_stats(self, hits: int, misses: int) -> None:
+        if hits:
+            self._cache.incr(STATS_PREFIX + "hits", hits)
+        if misses:
+            self._cache.incr(STATS_PREFIX + "misses", misses)
+
+    def read_stats(self) -> dict[str, int]:
+        try:
+            return {name: int(self._cache.get(STATS_PREFIX + name, 0)) for name in ("hits", "misses")}
+        except self._sqlite_error:
+            return {}
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.directory.rglob("*") if p.is_file())
+
+    def close(self) -> None:
+        self._cache.close()
+        if self._stripes is not None:
+            self._stripes.close()
+
+

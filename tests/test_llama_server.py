@@ -1,0 +1,168 @@
+"""The whole call path against a real OpenAI-compatible server: llama-cpp-python's own
+``llama_cpp.server`` on 127.0.0.1, serving the embedded SmolLM2 GGUF, reached only through
+``--judge-model=openai/smollm2 --judge-api-base=...`` as a vLLM/llama.cpp/Ollama user would.
+
+CI runs these (``JUDGEREL_REQUIRE_LLAMA_SERVER``): a missing ``server`` extra fails there.
+The escape test points ``OPENAI_BASE_URL``/``OPENAI_API_BASE`` at a second, counting server:
+any request that leaves the configured endpoint lands there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_judgerel.llm.llama_server import LlamaCppServer, server_available
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(not server_available(),
+                                reason="llama_cpp.server (the 'server' extra) is not installed")
+
+
+@pytest.fixture(scope="module")
+def llama():
+    with LlamaCppServer(n_ctx=8192) as server:
+        yield server
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    """No key and no provider endpoint from the developer's shell."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "JUDGEREL_MODEL", "JUDGEREL_API_BASE",
+                 "JUDGEREL_API_KEY", "JUDGEREL_CONSTRAIN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _report(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+JUDGE_TESTS = """
+import math
+import pytest
+from pytest_judgerel import load_dataset
+
+ITEMS = load_dataset("stsb", subset=6, stratify="genre")
+
+@pytest.mark.judge(template="stsb", temperature=0.8, max_tokens=8)
+@pytest.mark.scale("0-5", "0-10", "0-100")
+@pytest.mark.repeats(2)
+def test_repeats_on_each_scale(judge, scale):
+    ratings = judge.rate(ITEMS)
+    assert ratings.shape == (6, 2)
+    assert not ratings.parse_failures
+    assert all(scale.low <= v <= scale.high for v in ratings.values.ravel())  # no NaN either
+    assert judge.endpoint.api_base == "{url}" and judge.model == "openai/smollm2"
+
+@pytest.mark.judge(template="stsb", temperature=0.8, max_tokens=8)
+@pytest.mark.scale("0-5", "0-10")
+def test_across_scales(judge):
+    by_scale = judge.rate_scales(ITEMS)
+    for name, ratings in by_scale.items():
+        assert not ratings.parse_failures and not any(math.isnan(v) for v in ratings.values.ravel()), name
+"""
+
+
+def test_judge_on_the_real_server_rates_every_item_then_replays(pytester, llama, clean_env, tmp_path):
+    """Repeats, scales and grammar passthrough (--judgerel-constrain=always): every item rated,
+    no parse failure and no re-ask; then a replay run answers every call from the cache."""
+    pytester.makepyfile(test_judge=JUDGE_TESTS.replace("{url}", llama.url))
+    common = [f"--judge-model={llama.model}", f"--judge-api-base={llama.url}", "--judgerel-constrain=always",
+              f"--judgerel-cache-dir={tmp_path / 'cache'}", "-p", "no:cacheprovider"]
+    first = pytester.runpytest(*common, f"--judgerel-json={tmp_path / 'record.json'}")
+    first.assert_outcomes(passed=4)
+    rep = _report(tmp_path / "record.json")
+    assert rep["settings"]["endpoint"] == {"model": "openai/smollm2", "api_base": llama.url,
+                                           "source": "--judge-model", "embedded": False, "api_key_set": False}
+    totals = rep["totals"]
+    # 6 items x (3 scales x 2 repeats + 2 scales x 1) = 48 calls; the 0-5 and 0-10 single
+    # samples of test_across_scales repeat test_repeats' sample 0, so they are hits
+    assert totals["errors"] == 0 and totals["parse_failures"] == 0 and totals["calls"] == 48
+    assert totals["misses"] == 36 and totals["hits"] == 12
+    runs = [r for t in rep["tests"] for r in t["records"] if r.get("kind") == "judge_run"]
+    assert runs and all(r["reasked"] == 0 and r["parse_failures"] == 0 for r in runs)
+    assert "judgerel: model=openai/smollm2 endpoint=" + llama.url in first.stdout.str()
+
+    replay = pytester.runpytest(*common, "--judgerel-cache-mode=replay", f"--judgerel-json={tmp_path / 'replay.json'}")
+    replay.assert_outcomes(passed=4)
+    totals = _report(tmp_path / "replay.json")["totals"]
+    assert totals["misses"] == 0 and totals["hits"] == totals["calls"] == 48
+
+
+MINDEVAL_TEST = """
+import pytest
+from pytest_judgerel.mindeval.backstory import paragraph_count
+
+@pytest.mark.patients(n=1, seed=3, turns=2, variant="default")
+def test_interaction_with_backstory_then_judged(interaction, mindeval_judge):
+    assert paragraph_count(interaction.profile.member_narrative) == 4   # Figures 5-6: four paragraphs
+    assert [m["role"] for m in interaction.messages] == ["user", "assistant", "user"]
+    assert interaction.settings["patient_api_base"] == interaction.settings["clinician_api_base"] == "{url}"
+    (score,) = mindeval_judge.score([interaction])
+    assert score.failure is None and set(score.scores) == {"CAC", "EPC", "AR", "TRA", "ASCQ"}
+"""
+
+
+def test_mindeval_interaction_with_backstory_on_the_real_server(pytester, llama, clean_env, tmp_path):
+    """Backstory, patient, clinician and judge all reach the server given by --judge-api-base."""
+    pytester.makepyfile(test_mindeval=MINDEVAL_TEST.replace("{url}", llama.url))
+    result = pytester.runpytest(f"--judge-model={llama.model}", f"--judge-api-base={llama.url}",
+                                "--judgerel-constrain=always", "--judge-max-tokens=400",
+                                f"--judgerel-cache-dir={tmp_path / 'cache'}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def _plausible_reply(request) -> str:
+    """Replies in the format each role of the examples asks for (routing, not quality, is tested)."""
+    from pytest_judgerel.llm.fake_server import default_responder
+    from pytest_judgerel.mindeval.judge import AXES
+
+    text = " ".join(str(m.get("content", "")) for m in request.messages)
+    if all(name in text for name in AXES.values()):  # the 5-axis MindEval judge
+        return "\n".join(f"{name}: 4" for name in AXES.values())
+    if "Write exactly 4 paragraphs" in text:  # the backstory prompt (Figures 5-6)
+        return "\n\n".join(["She grew up by the sea. Work keeps her busy."] * 4)
+    if '"relevance"' in text:  # the SummEval template asks for a JSON object of five criteria
+        return json.dumps({k: 3 for k in ("relevance", "coherence", "fluency", "consistency", "overall")})
+    if request.messages and request.messages[0].get("role") == "system" and "scale" not in text:
+        return "I hear you. Could you tell me more about your week?"  # patient or clinician turn
+    return default_responder(request)
+
+
+def test_no_request_of_the_examples_escapes_the_configured_endpoint(clean_env, tmp_path):
+    """Run the examples (judge, study, MindEval backstory, patient, clinician, judge) with
+    --judge-api-base at server A while OPENAI_BASE_URL and OPENAI_API_BASE point at server B:
+    B must see no request, and every upstream call of the run must have reached A.  Both are
+    loopback OpenAI-compatible servers that count (the routing is what is tested here; the
+    llama.cpp tests above cover a real server's behaviour)."""
+    import subprocess
+
+    from pytest_judgerel.llm.fake_server import FakeLLMServer
+
+    with FakeLLMServer(latency=0.0, responder=_plausible_reply) as served, \
+            FakeLLMServer(latency=0.0) as trap:
+        env = dict(os.environ, OPENAI_BASE_URL=trap.url, OPENAI_API_BASE=trap.url, OPENAI_API_KEY="sk-trap",
+                   PYTHONDONTWRITEBYTECODE="1")
+        report = tmp_path / "examples.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", str(ROOT / "examples"), "-p", "no:cacheprovider", "-q",
+             "--judge-model=openai/served-judge", f"--judge-api-base={served.url}",
+             f"--judgerel-cache-dir={tmp_path / 'cache'}", f"--judgerel-json={report}"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        assert trap.requests == 0, f"{trap.requests} request(s) escaped to the default endpoint"
+        reached = served.requests
+    rep = _report(report)
+    assert rep["settings"]["endpoint"]["api_base"] == served.url
+    totals = rep["totals"]
+    assert totals["errors"] == 0 and totals["misses"] > 0, done.stdout[-3000:]
+    assert reached == totals["misses"], (reached, totals)  # every upstream call reached server A
+    outcomes = {t["nodeid"]: t["outcome"] for t in rep["tests"]}
+    assert "error" not in outcomes.values(), done.stdout[-3000:]
+    assert any("mindeval" in n for n in outcomes) and any("scale_study" in n for n in outcomes), outcomes
+    assert re.search(r"retries \d+, errors 0,", done.stdout), done.stdout[-3000:]  # the summary says errors 0

@@ -27,6 +27,8 @@ _EXPORTS = {
     "FewShotExample": "judge", "parse_judge_reply": "judge", "render_conversation": "judge",
     # annotations
     "AnnotatedConversation": "annotations", "load_human_annotations": "annotations",
+    "human_score_matrix": "annotations", "AnnotatorAgreement": "annotations",
+    "annotator_agreement": "annotations", "fewshot_examples": "annotations",
     # metrics
     "verbosity": "metrics", "interaction_score": "metrics", "system_scores": "metrics",
     "breakdown": "metrics", "kendall_vs_annotators": "metrics", "judge_mipsa": "metrics",

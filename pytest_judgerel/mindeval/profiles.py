@@ -50,8 +50,10 @@ ATTRIBUTE_KEYS: tuple[str, ...] = (
     "program_goal",
 )
 
-# Aliases seen in MindEval prompts/files (Figure 6 uses education_level and region_of_residence).
-_ALIASES = {"education_level": "education", "region_of_residence": "region", "sleep": "sleep_quality"}
+# Aliases seen in MindEval prompts/files (Figure 6 uses education_level and region_of_residence;
+# the release's human_annotations.jsonl spells recent_mood "mood" and program_goal "interaction_goal").
+_ALIASES = {"education_level": "education", "region_of_residence": "region", "sleep": "sleep_quality",
+            "mood": "recent_mood", "interaction_goal": "program_goal"}
 
 # ----------------------------------------------------------------------------- pools (our own)
 

@@ -11,7 +11,7 @@ from typing import Any
 _EXPORTS = {
     # profiles
     "PatientProfile": "profiles", "ATTRIBUTE_KEYS": "profiles", "sample_profiles": "profiles",
-    "violations": "profiles", "load_profiles": "profiles", "save_profiles": "profiles",
+    "violations": "profiles", "rule_set_of": "profiles", "load_profiles": "profiles", "save_profiles": "profiles",
     "marginal_frequencies": "profiles", "format_marginals": "profiles", "is_severe": "profiles",
     # prompts
     "render_profile_prompt": "prompts", "render_patient_prompt": "prompts",

@@ -3,7 +3,7 @@
 When the raters of an item are not the same people for every item and the number of
 ratings varies (ConvAbuse: 2 to 6 annotators per conversation), the items x raters matrix
 is not crossed and the two-way forms do not apply.  The one-way random-effects ANOVA for
-unequal group sizes (Searle 1971, section 9.1; Donner 1986) uses every rating:
+unequal group sizes (Searle 1971; Donner 1986) uses every rating:
 
     a items, n_i ratings of item i, N = sum n_i
     MSB = sum_i n_i (mean_i - mean)^2 / (a - 1)                  between items

@@ -45,7 +45,7 @@ PURPOSE = {
     "pytest_judgerel.NAMED_SCALES": "The built-in scales by name: `\"0-5\"`, `\"0-10\"`, `\"0-100\"`, `\"1-5\"`, `\"1-6\"`, `\"1-10\"` (any `\"LOW-HIGH\"` also parses).",
     "pytest_judgerel.__version__": "The package version string.",
     "pytest_judgerel.Judge": "An LLM judge: a template, a scale and sampling settings; `rate()` returns items x repeats `Ratings`.",
-    "pytest_judgerel.agreement": "Human-judge agreement (ICC(A,1) on [human mean, judge mean] and nMAE), pooled and per group, without asserting.",
+    "pytest_judgerel.agreement": "Human-judge agreement (ICC(A,1) on [human mean, judge mean] and nMAE, each side normalised on its own scale), pooled and per group, without asserting.",
     "pytest_judgerel.stats.FORMS": "The six canonical ICC form names `(\"1,1\", \"A,1\", \"C,1\", \"1,k\", \"A,k\", \"C,k\")`.",
     "pytest_judgerel.llm.CACHE_MODES": "The cache modes: `record`, `replay`, `refresh`, `off`.",
     "pytest_judgerel.llm.LOCAL_MODEL": "The model name of the embedded local model (`local/smollm2`).",
@@ -55,7 +55,7 @@ PURPOSE = {
     "pytest_judgerel.mindeval.AXIS_ABBREVIATIONS": "The five axis abbreviations in the paper's order.",
     "pytest_judgerel.mindeval.load_interactions": "Read interactions written by `save_interactions` (or `output_path=`).",
     "pytest_judgerel.mindeval.load_prompt": "The text of a shipped MindEval prompt file by name.",
-    "pytest_judgerel.study.ERROR_THRESHOLD": "Normalised error above which an item counts as an error (0.1, seed 001 section 5.3).",
+    "pytest_judgerel.study.ERROR_THRESHOLD": "Normalised error above which an item counts as an error (0.1, seed 001 section 5.4).",
 }
 
 # Errors raised through helpers (not visible as `raise X` in the function body).

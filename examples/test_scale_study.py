@@ -1,7 +1,7 @@
 """The grading-scale study of seed 001 as a test module: one judge model on two
 human-rated benchmarks and three scales, analysed the way the paper does (human
 panel ICC, human-LLM agreement per benchmark and pooled, inter-scale consistency,
-reliability-illusion warnings, items with nMAE > 0.1).  See docs/study.md.
+hidden-weak-agreement warnings, items with nMAE > 0.1).  See docs/study.md.
 
 It uses the study's two steps: collect judge ratings (``Judge.rate_scales``), then
 ``analyse(human, judged)``; the human panels are the full vendored data sets.
@@ -37,7 +37,7 @@ def study(judgerel_client, judgerel_endpoint):
                       temperature=0.0, max_tokens=max_tokens, client=judgerel_client)
         for scale, ratings in judge.rate_scales(ds, SCALES).items():
             judged[(model, scale, bench)] = ratings
-    result = analyse(human, judged)
+    result = analyse(human, judged, illusion_threshold=0.6)  # the gate below uses 0.6
     print(result.summary())
     return model, result
 
@@ -65,11 +65,12 @@ def test_summeval_op_human_panel_is_usable_as_reference(study):
 
 def test_pooled_agreement_holds_on_the_best_scale(study, real_judge):
     """Seed 001's headline: alignment is highest on 0-5.  Gate: pooled ICC(A,1) >= 0.6 there,
-    and no benchmark hides below it (no reliability illusion)."""
+    and no benchmark hides below it (no hidden weak agreement)."""
     model, res = study
     pooled = res.agreement_for(model, "0-5")
     assert pooled.icc is not None and pooled.icc >= 0.6, res.summary()
-    assert not [i for i in res.illusions if i.scale == "0-5"], [str(i) for i in res.illusions]
+    hidden = [str(i) for i in res.agreement_illusions if i.scale == "0-5"]
+    assert not hidden, hidden
 
 
 def test_judge_is_consistent_across_scales(study, real_judge):

@@ -186,8 +186,13 @@ def assert_scale_consistent(
 class AgreementResult:
     """Human-judge agreement on one set of items (seed 001 section 3.2).
 
-    ``icc`` is ICC(A,1) on the S x 2 matrix [human panel mean, judge mean];
-    ``nmae`` is eq. (5): mean |judge - human| / (scale max - scale min).
+    Each side is mapped linearly to [0, 1] on its own scale first (as seed 001 section 4.3
+    does across scales), so a judge on 0-10 compares correctly with humans on 0-5.  ``icc``
+    is ICC(A,1) on the S x 2 matrix [human panel mean, judge mean]; ``nmae`` is eq. (5),
+    the mean absolute difference of the two normalised means (= mean |judge - human| /
+    range when both sides share a scale).  ``scale`` is the scale nMAE is expressed on:
+    the common scale, or the unit range 0-1 (named after both) when the sides differ;
+    ``judge_scale`` and ``human_scale`` are each side's own scale.
     """
 
     icc: Any
@@ -197,6 +202,8 @@ class AgreementResult:
     item_errors: dict[str, float] = field(default_factory=dict)
     groups: dict[str, "AgreementResult"] = field(default_factory=dict)
     n_omitted: int = 0
+    judge_scale: Scale | None = None
+    human_scale: Scale | None = None
 
     def worst_items(self, limit: int = _WORST, min_error: float = 0.0) -> list[tuple[str, float]]:
         items = sorted(self.item_errors.items(), key=lambda kv: -kv[1])
@@ -207,24 +214,25 @@ def agreement(judge_ratings: Any, human_ratings: Any, *, scale: ScaleLike | None
               by: str | None = None, confidence: float = 0.95, require_icc: bool = True) -> AgreementResult:
     """Compute human-judge agreement, pooled and per group of ``by``.
 
-    ``by`` names an item group of either ratings (e.g. ``"benchmark"``) or a rater
-    group of the human ratings (e.g. ``"subgroup"``: agreement with each human
-    subgroup's panel mean).
+    Each side is normalised on its own scale (``Ratings.scale``); ``scale`` is the scale of
+    a side that carries none (e.g. a plain list of scores).  ``by`` names an item group of
+    either ratings (e.g. ``"benchmark"``) or a rater group of the human ratings (e.g.
+    ``"subgroup"``: agreement with each human subgroup's panel mean).
     """
     judge, human = _as_ratings(judge_ratings, "judge"), _as_ratings(human_ratings, "human")
     positional = not isinstance(judge_ratings, Ratings) and not isinstance(human_ratings, Ratings)
     if positional and judge.n_items != human.n_items:
         raise ReliabilityError(f"judge has {judge.n_items} items but human has {human.n_items}: "
                                "pass Ratings with item ids to compare different item sets")
-    sc = _resolve_scale(scale, judge, human)
+    js, hs = _resolve_scale(scale, judge, human)
     judge, human = judge.align(human)
-    pooled = _agreement_core(judge, human, sc, confidence, strict=require_icc)
+    pooled = _agreement_core(judge, human, js, hs, confidence, strict=require_icc)
     groups: dict[str, AgreementResult] = {}
     if by is not None:
         if by in human.rater_groups:
             for label in human.rater_group_labels(by):
                 sub = human.select_raters(**{by: label})
-                groups[label] = _agreement_core(judge, sub, sc, confidence, strict=False)
+                groups[label] = _agreement_core(judge, sub, js, hs, confidence, strict=False)
         else:
             source = judge if by in judge.item_groups else human
             if by not in source.item_groups:
@@ -236,9 +244,10 @@ def agreement(judge_ratings: Any, human_ratings: Any, *, scale: ScaleLike | None
             for label in dict.fromkeys(labels):
                 mask = [lab == label for lab in labels]
                 groups[label] = _agreement_core(
-                    judge.select_items(mask), human.select_items(mask), sc, confidence, strict=False
+                    judge.select_items(mask), human.select_items(mask), js, hs, confidence, strict=False
                 )
-    return AgreementResult(pooled.icc, pooled.nmae, pooled.n, sc, pooled.item_errors, groups, pooled.n_omitted)
+    return AgreementResult(pooled.icc, pooled.nmae, pooled.n, pooled.scale, pooled.item_errors, groups,
+                           pooled.n_omitted, js, hs)
 
 
 def assert_agreement(
@@ -463,23 +472,25 @@ def _as_ratings(data: Any, what: str) -> Ratings:
     return Ratings.from_array(r.values, rater_ids=[f"{what}{j}" for j in range(r.n_raters)])
 
 
-def _resolve_scale(scale: ScaleLike | None, *ratings: Ratings) -> Scale:
-    if scale is not None:
-        return Scale.parse(scale)
-    found = [r.scale for r in ratings if r.scale is not None]
-    scales = {(sc.low, sc.high): sc for sc in found}  # same bounds = same range, fractional or not
-    if len(scales) == 1:
-        return next(iter(scales.values()))
-    if len(scales) > 1:
-        raise ReliabilityError(
-            f"judge and human ratings are on different scales ({', '.join(s.name for s in scales.values())}): "
-            "normalise them or pass scale= explicitly"
-        )
-    raise ReliabilityError("nMAE needs the scale range: pass scale='0-5' (or ratings with a scale)")
+def _resolve_scale(scale: ScaleLike | None, judge: Ratings, human: Ratings) -> tuple[Scale, Scale]:
+    """(judge scale, human scale): each side's own, else ``scale``, else the other side's."""
+    given = None if scale is None else Scale.parse(scale)
+    own = {"judge": judge.scale, "human": human.scale}
+    if given is not None:
+        for side, sc in own.items():
+            if sc is not None and (sc.low, sc.high) != (given.low, given.high):
+                raise ReliabilityError(
+                    f"scale={given.name} conflicts with the {side} ratings' own scale {sc.name}: each side is "
+                    f"normalised on its own scale, so drop scale= (it only fills in a side without a scale)"
+                )
+        return own["judge"] or given, own["human"] or given
+    if own["judge"] is None and own["human"] is None:
+        raise ReliabilityError("nMAE needs the scale range: pass scale='0-5' (or ratings with a scale)")
+    return own["judge"] or own["human"], own["human"] or own["judge"]  # type: ignore[return-value]
 
 
-def _agreement_core(judge: Ratings, human: Ratings, scale: Scale, confidence: float,
-                    strict: bool = True) -> AgreementResult:
+def _agreement_core(judge: Ratings, human: Ratings, judge_scale: Scale, human_scale: Scale,
+                    confidence: float, strict: bool = True) -> AgreementResult:
     from .stats.agreement import nmae
     from .stats.icc import icc
 
@@ -491,17 +502,22 @@ def _agreement_core(judge: Ratings, human: Ratings, scale: Scale, confidence: fl
     if not rated.all():
         judge, human = judge.select_items(rated), human.select_items(rated)
     ids = list(judge.item_ids)
-    jm, hm = judge.item_means(), human.item_means()
-    err = nmae(jm, hm, scale=(scale.low, scale.high))
-    errors = {i: float(abs(a - b) / scale.range) for i, a, b in zip(ids, jm, hm)}
+    # each side on [0, 1] by its own scale: a judge on 0-10 and humans on 0-5 are comparable
+    jm, hm = judge_scale.normalize(judge.item_means()), human_scale.normalize(human.item_means())
+    err = nmae(jm, hm, scale=(0.0, 1.0))
+    errors = {i: float(abs(a - b)) for i, a, b in zip(ids, jm, hm)}
     try:
         icc_res = icc(np.column_stack([hm, jm]), form="A,1", confidence=confidence)
     except ReliabilityError:
         if strict:
             raise
         icc_res = None
-    return AgreementResult(icc_res, float(err.value), len(jm), scale, errors,
-                           n_omitted=int((~rated).sum()))
+    if (judge_scale.low, judge_scale.high) == (human_scale.low, human_scale.high):
+        shared = human_scale
+    else:
+        shared = Scale(0, 1, fractional=True, name=f"0-1 (judge {judge_scale.name}, human {human_scale.name})")
+    return AgreementResult(icc_res, float(err.value), len(jm), shared, errors,
+                           n_omitted=int((~rated).sum()), judge_scale=judge_scale, human_scale=human_scale)
 
 
 def _group_icc(sub: Ratings, form: str, confidence: float, nan_policy: str, threshold: float,

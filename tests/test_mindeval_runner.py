@@ -291,12 +291,13 @@ def test_judge_prompt_examples_and_length_penalty(profiles):
         messages = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hey."}]
         interaction_id = "x"
 
-    judge = MindEvalJudge("scripted/unused", client=None, examples=[ex], length_penalty=True, length_penalty_cap=2)
+    judge = MindEvalJudge("scripted/unused", client=None, examples=[ex], length_penalty=True)
     prompt = judge.prompt(FakeInteraction())
     assert "AI-Specific Communication Quality: 2.25" in prompt
     assert "Output format:" not in prompt
-    assert prompt.index("<length_guideline>") > prompt.index("Return Your ratings below")
-    assert "no criterion may receive a score above 2" in prompt
+    # after the member details, before the conversation; the output instruction stays last
+    assert prompt.rindex("</member_details>") < prompt.index("<length_guideline>") < prompt.rindex("<conversation>")
+    assert prompt.rstrip().endswith("in the same format as above and nothing else.")
     with pytest.warns(UserWarning, match="starts with the therapist"):
         FewShotExample(profiles[0], ex_msgs[::-1], ex.scores)
     with pytest.raises(ConfigError, match="five axes"):

@@ -23,7 +23,7 @@ def test_human_panel_complete_and_uncrossed():
     sq = load_dataset("squality", criterion="overall").ratings()  # 3 of 4 reviewers per item
     q = human_panel_reliability(sq, "squality")
     assert q.forms == ("1,1", "1,k") and "not crossed" in q.note
-    assert q.average.n == 300 and q.average.k == 3
+    assert q.average.n == 300 and q.average.n0 == 3 and q.average.n_ratings == 900
 
 
 def _gold_oracle(gold):
@@ -60,7 +60,7 @@ def test_run_study_end_to_end_on_stsb(client):
     assert "Human-LLM agreement" in res.summary()
 
 
-def test_reliability_illusion_is_flagged():
+def test_hidden_weak_agreement_is_flagged():
     rng = np.random.default_rng(1)
     truth_a, truth_b = rng.uniform(0, 5, 40), rng.uniform(2, 3, 40)
     human = {
@@ -76,5 +76,6 @@ def test_reliability_illusion_is_flagged():
     res = analyse(human, judged, illusion_threshold=0.6)
     pooled = res.agreement_for("m", "0-5")
     assert pooled.icc > 0.6
-    assert [i.group for i in res.illusions] == ["benchmark b"]
-    assert "reliability illusion" in str(res.illusions[0])
+    assert [i.group for i in res.agreement_illusions] == ["benchmark b"]
+    assert "hidden weak agreement: m on 0-5" in str(res.agreement_illusions[0])
+    assert not res.reliability_illusions  # one model: no LLM panel, no reliability illusion

@@ -11,7 +11,7 @@ from typing import Any
 _EXPORTS = {
     # profiles
     "PatientProfile": "profiles", "ATTRIBUTE_KEYS": "profiles", "sample_profiles": "profiles",
-    "violations": "profiles", "load_profiles": "profiles", "save_profiles": "profiles",
+    "violations": "profiles", "rule_set_of": "profiles", "load_profiles": "profiles", "save_profiles": "profiles",
     "marginal_frequencies": "profiles", "format_marginals": "profiles", "is_severe": "profiles",
     # prompts
     "render_profile_prompt": "prompts", "render_patient_prompt": "prompts",
@@ -27,6 +27,8 @@ _EXPORTS = {
     "FewShotExample": "judge", "parse_judge_reply": "judge", "render_conversation": "judge",
     # annotations
     "AnnotatedConversation": "annotations", "load_human_annotations": "annotations",
+    "human_score_matrix": "annotations", "AnnotatorAgreement": "annotations",
+    "annotator_agreement": "annotations", "fewshot_examples": "annotations",
     # metrics
     "verbosity": "metrics", "interaction_score": "metrics", "system_scores": "metrics",
     "breakdown": "metrics", "kendall_vs_annotators": "metrics", "judge_mipsa": "metrics",

@@ -280,7 +280,7 @@ class MindEvalJudge:
 
     ``examples``: few-shot :class:`FewShotExample` s (none by default: the paper omits its
     examples; without examples an explicit output-format line replaces them).
-    ``length_penalty`` appends Figure 13 (cap ``length_penalty_cap``).  Sampling: explicit
+    ``length_penalty`` adds Figure 13 (appendix D.3; no score cap).  Sampling: explicit
     ``temperature``/``top_p``/``seed``/``max_tokens`` (recorded in ``settings``).
     ``reask``: one follow-up with a format reminder when the reply cannot be parsed.
     """
@@ -292,7 +292,6 @@ class MindEvalJudge:
         *,
         examples: Sequence[FewShotExample] = (),
         length_penalty: bool = False,
-        length_penalty_cap: float = 3,
         temperature: float | None = 0.0,
         top_p: float | None = None,
         seed: int | None = 0,
@@ -318,7 +317,6 @@ class MindEvalJudge:
             if not isinstance(ex, FewShotExample):
                 raise ConfigError(f"examples must be FewShotExample objects, got {type(ex).__name__}")
         self.length_penalty = length_penalty
-        self.length_penalty_cap = length_penalty_cap
         self.settings = {"temperature": temperature, "top_p": top_p, "seed": seed, "max_tokens": max_tokens}
         self.reask = reask
         self.namespace = namespace
@@ -336,7 +334,6 @@ class MindEvalJudge:
             render_conversation(interaction.messages),
             fewshot_examples=examples,
             length_penalty=self.length_penalty,
-            length_penalty_cap=self.length_penalty_cap,
             output_format_hint=None if self.examples else _OUTPUT_FORMAT_HINT,
         )
 

@@ -2,12 +2,18 @@
 
 The 25 attribute keys follow MindEval (Pombal et al. 2025, arXiv:2511.18491, section 2.1 and
 appendix A, Figures 4-6).  The value pools below are this project's own.  The constraint kinds
-are those of the benchmark (severity -> exercise/sleep; age gates education, finances and
+are those of the authors' generator (release: mindeval/variables.py): severity -> exercise/sleep
+(a severe patient may still be "inconsistently active"); age gates education, finances and
 relationship status; living situation depends on relationship status; retired only above 60;
 stay-at-home parent only when living with children; unemployed/stay-at-home -> profession
-"none"; no "mostly partner" support without a partner; program goal depends on severity), plus
-a few realism rules of our own (profession needs its education level, children in the home need
-age >= 24, a goal never targets an absent symptom, "Lesbian"/"Gay" follow gender identity).  :func:`violations` checks all of them.
+"none"; no "mostly partner" support without a partner; program goal depends on severity (both
+severe: reduce anxiety or depression; only one severe: reduce that one; both minimal: neither).
+Realism rules of our own: profession needs its education level, children in the home need
+age >= 24, a goal never targets an absent symptom, "Lesbian"/"Gay" follow gender identity.
+
+:func:`violations` checks a profile against the rules of the generator whose labels it uses
+(:func:`rule_set_of`): ours for our pools, the authors' rules for their labels, so the 50
+profiles of the release's ``profiles.jsonl`` are checked by the rules that produced them.
 
 Reproducibility: all profiles draw from one ``numpy.random.Generator(PCG64(seed))``, one block
 of ``Generator.random`` doubles per profile (numpy specifies that stream bit-for-bit across
@@ -33,6 +39,8 @@ __all__ = [
     "PatientProfile",
     "sample_profiles",
     "violations",
+    "rule_set_of",
+    "RULE_SETS",
     "is_severe",
     "load_profiles",
     "save_profiles",
@@ -50,8 +58,10 @@ ATTRIBUTE_KEYS: tuple[str, ...] = (
     "program_goal",
 )
 
-# Aliases seen in MindEval prompts/files (Figure 6 uses education_level and region_of_residence).
-_ALIASES = {"education_level": "education", "region_of_residence": "region", "sleep": "sleep_quality"}
+# Aliases seen in MindEval prompts/files (Figure 6 uses education_level and region_of_residence;
+# the release's human_annotations.jsonl spells recent_mood "mood" and program_goal "interaction_goal").
+_ALIASES = {"education_level": "education", "region_of_residence": "region", "sleep": "sleep_quality",
+            "mood": "recent_mood", "interaction_goal": "program_goal"}
 
 # ----------------------------------------------------------------------------- pools (our own)
 
@@ -236,7 +246,9 @@ _SIBLINGS = (
     "half-siblings from a parent's second marriage", "one younger sister, estranged",
 )
 
-# exercise and sleep: the first `_LOW_END` entries are the low end allowed under severe symptoms
+# exercise and sleep: the first `_LOW_END` entries are the low end allowed under severe symptoms.
+# The authors' generator lets a severe patient be "inconsistently active, goes through phases" (and up
+# to "moderately active"), so that label, which both pools share, is inside the low end here too.
 _EXERCISE = (
     "rarely exercises, mostly sedentary",
     "stopped exercising in recent months",
@@ -254,7 +266,7 @@ _SLEEP = (
     "sleeps about 7 hours, mostly restful",
     "generally sleeps well",
 )
-_EXERCISE_LOW_END = 3
+_EXERCISE_LOW_END = 4
 _SLEEP_LOW_END = 4
 
 _MINDFULNESS = (
@@ -439,8 +451,14 @@ def _symptom_levels(d: _Draw, severity: str | None) -> tuple[str, str]:
 
 
 def _allowed_goals(dep: str, anx: str) -> tuple[str, ...]:
+    """The authors' goal rule (both severe: reduce anxiety or depression; only one severe: reduce
+    that one; both minimal: neither), plus our own: no goal targets an absent symptom."""
     if dep == "severe" and anx == "severe":
         return (_GOAL_ANX, _GOAL_DEP)
+    if anx == "severe":
+        return (_GOAL_ANX,)
+    if dep == "severe":
+        return (_GOAL_DEP,)
     goals: list[str] = []
     if anx != "minimal to no":
         goals.append(_GOAL_ANX)
@@ -531,21 +549,197 @@ def sample_profiles(n: int, seed: int, severity: str | None = None) -> list[Pati
     return [replace(_sample_one(rng, severity), profile_id=f"s{seed}-{i}") for i in range(n)]
 
 
-# ----------------------------------------------------------------------------- constraint checker
+# ----------------------------------------------------------------------------- the authors' generator
+# The rules of the authors' sampler (SWORDHealth/mind-eval, mindeval/variables.py, sample_one_profile)
+# over the labels it uses for the constrained attributes, so that profiles from the release's
+# profiles.jsonl are checked against the rules that produced them.  Facts only: the labels these
+# rules read and the ages, not the release's value pools.  Not checked, because that would need
+# the release's long value lists: financial situation by age and education, profession by
+# education, names by gender.
 
-def violations(profile: PatientProfile) -> list[str]:
+_A_GENDERS = ("Male", "Female", "Non-Binary")
+# relationship status -> minimum age (<= 27: the first three; <= 33: + long-term; 34-49: + married;
+# 50+: + divorced, widowed)
+_A_RELATIONSHIP_MIN_AGE = {
+    "single": 21, "dating multiple people": 21, "in a relationship, not married": 21,
+    "in a long-term relationship, not married": 28, "married": 34, "divorced": 50, "widowed": 50,
+}
+_A_LIVING = {
+    "single": ("alone", "with roommates"),
+    "dating multiple people": ("alone with a cat", "with one roommate"),
+    "in a relationship, not married": ("alone", "with one roommate"),
+    "in a long-term relationship, not married": ("with partner", "with partner and pet"),
+    "married": ("with spouse and children", "with spouse and dog"),
+    "divorced": ("alone", "with shared custody kids", "with their child", "with their children",
+                 "with roommate after split"),
+    "widowed": ("alone", "alone in family home", "with adult children who moved back"),
+}
+_A_PARENT_HOMES = ("with spouse and children", "with their child", "with their children")
+# education -> minimum age (< 23: the first three; 23-26: + dropped out of college; 27-29: + bachelor's)
+_A_EDUCATION_MIN_AGE = {
+    "high school dropout, later got GED": 21, "high school graduate": 21,
+    "trade school or community college graduate": 21, "dropped out of college": 23, "bachelor's degree": 27,
+    "master's degree": 30, "professional degree (JD/MD/etc)": 30, "PhD or doctorate": 30,
+}
+_A_EMPLOYMENT = ("employed full time", "employed part time", "working variable hours", "unemployed", "retired",
+                 "working as stay-at-home parent")
+_A_NO_PROFESSION = ("unemployed", "working as stay-at-home parent")
+_A_NO_PARTNER = ("single", "divorced", "widowed", "dating multiple people")
+# exercise levels from least to most active; severe symptoms allow the first six
+_A_EXERCISE = (
+    "inactive", "hardly ever", "barely active, occasional walks", "inconsistently active, goes through phases",
+    "somewhat active", "moderately active, regular but not intense", "active",
+    "quite active, exercise is part of routine", "very active", "highly active, trains almost daily",
+    "extremely active, fitness is a major priority",
+)
+_A_EXERCISE_SEVERE = 6
+# sleep options are recognised by their leading hours: the three restful ones are excluded under
+# severe symptoms, and the 10-12+ hours one exists only under severe symptoms
+_A_SLEEP_RESTFUL = ("7-8 hours/night", "7.5-8 hours/night", "8-9 hours/night")
+_A_SLEEP_SEVERE_ONLY = ("sleeps 10-12+ hours",)
+_A_GOAL_ANX = "Reduce feelings of anxiety"
+_A_GOAL_DEP = "Reduce feelings of depression"
+
+RULE_SETS = ("auto", "project", "authors")
+
+
+def _project_rules(p: PatientProfile, dep: str, anx: str) -> dict[str, str]:
+    """Broken rules of this project's sampler, ``{rule: message}`` (values of our pools)."""
+    out: dict[str, str] = {}
+    severe = "severe" in (dep, anx)
+    if p.sexual_orientation in _ORIENTATIONS_OTHER and p.sexual_orientation not in _orientations_for(p.gender_identity):
+        out["orientation"] = f"orientation {p.sexual_orientation!r} with gender identity {p.gender_identity!r}"
+    if severe and p.exercise in _EXERCISE[_EXERCISE_LOW_END:]:
+        out["exercise"] = f"severe symptoms but exercise {p.exercise!r}"
+    if severe and p.sleep_quality in _SLEEP[_SLEEP_LOW_END:]:
+        out["sleep"] = f"severe symptoms but sleep {p.sleep_quality!r}"
+    if p.education in _EDU_MIN_AGE and p.age < _EDU_MIN_AGE[p.education]:
+        out["education"] = f"education {p.education!r} at age {p.age}"
+    if p.financial_situation in _FIN_MIN_AGE and p.age < _FIN_MIN_AGE[p.financial_situation]:
+        out["financial"] = f"financial situation {p.financial_situation!r} at age {p.age}"
+    if p.relationship_status in _REL_MIN_AGE and p.age < _REL_MIN_AGE[p.relationship_status]:
+        out["relationship"] = f"relationship {p.relationship_status!r} at age {p.age}"
+    allowed_living = _LIVING_BY_RELATIONSHIP.get(p.relationship_status)
+    if allowed_living is not None and p.living_situation not in allowed_living:
+        out["living"] = f"living {p.living_situation!r} with relationship {p.relationship_status!r}"
+    if p.living_situation in _CHILDREN_LIVING and p.age < _CHILDREN_MIN_AGE:
+        out["children"] = f"living with children at age {p.age}"
+    if p.employment_status == _STATUS_RETIRED and p.age <= 60:
+        out["retired"] = f"retired at age {p.age}"
+    if p.employment_status == _STATUS_STAY_HOME and p.living_situation not in _CHILDREN_LIVING:
+        out["stay_home"] = f"stay-at-home parent living {p.living_situation!r}"
+    if p.employment_status in _NO_PROFESSION_STATUSES and p.profession != "none":
+        out["profession"] = f"{p.employment_status!r} with profession {p.profession!r}"
+    if p.profession == "none" and p.employment_status in _EMPLOYED_STATUSES + (_STATUS_RETIRED,):
+        out["profession"] = f"{p.employment_status!r} without a profession"
+    job = p.profession[len("former "):].capitalize() if p.profession.startswith("former ") else p.profession
+    need = dict((k.lower(), v) for k, v in _PROFESSIONS).get(job.lower())
+    if need is not None and p.education in _EDU_RANK and _EDU_RANK[p.education] < need:
+        out["profession_education"] = f"profession {p.profession!r} needs more than {p.education!r}"
+    if p.support_system == _SUPPORT_PARTNER and p.relationship_status in _NO_PARTNER_STATUSES:
+        out["mostly_partner"] = f"'mostly partner' support while {p.relationship_status!r}"
+    if p.program_goal not in _allowed_goals(dep, anx) and p.program_goal in (_GOAL_ANX, _GOAL_DEP) + _GOALS_OTHER:
+        out["goal"] = f"goal {p.program_goal!r} with {dep} depression and {anx} anxiety"
+    return out
+
+
+def _authors_rules(p: PatientProfile, dep: str, anx: str) -> dict[str, str]:
+    """Broken rules of the authors' generator, ``{rule: message}`` (values of their labels)."""
+    out: dict[str, str] = {}
+    severe = "severe" in (dep, anx)
+    if severe and p.exercise in _A_EXERCISE[_A_EXERCISE_SEVERE:]:
+        out["exercise"] = f"severe symptoms but exercise {p.exercise!r}"
+    if severe and p.sleep_quality.startswith(_A_SLEEP_RESTFUL):
+        out["sleep"] = f"severe symptoms but sleep {p.sleep_quality!r}"
+    if not severe and p.sleep_quality.startswith(_A_SLEEP_SEVERE_ONLY):
+        out["sleep"] = f"sleep {p.sleep_quality!r} without severe symptoms"
+    if p.education in _A_EDUCATION_MIN_AGE and p.age < _A_EDUCATION_MIN_AGE[p.education]:
+        out["education"] = f"education {p.education!r} at age {p.age}"
+    if p.relationship_status in _A_RELATIONSHIP_MIN_AGE and p.age < _A_RELATIONSHIP_MIN_AGE[p.relationship_status]:
+        out["relationship"] = f"relationship {p.relationship_status!r} at age {p.age}"
+    allowed_living = _A_LIVING.get(p.relationship_status)
+    if allowed_living is not None and p.living_situation not in allowed_living:
+        out["living"] = f"living {p.living_situation!r} with relationship {p.relationship_status!r}"
+    if p.employment_status == "retired" and p.age <= 60:
+        out["retired"] = f"retired at age {p.age}"
+    if p.employment_status == "working as stay-at-home parent" and p.living_situation not in _A_PARENT_HOMES:
+        out["stay_home"] = f"stay-at-home parent living {p.living_situation!r}"
+    if p.employment_status in _A_NO_PROFESSION and p.profession != "none":
+        out["profession"] = f"{p.employment_status!r} with profession {p.profession!r}"
+    if p.profession == "none" and p.employment_status in _A_EMPLOYMENT and p.employment_status not in _A_NO_PROFESSION:
+        out["profession"] = f"{p.employment_status!r} without a profession"
+    if p.support_system == _SUPPORT_PARTNER and p.relationship_status in _A_NO_PARTNER:
+        out["mostly_partner"] = f"'mostly partner' support while {p.relationship_status!r}"
+    reduce = (_A_GOAL_ANX, _A_GOAL_DEP)
+    if dep == "severe" and anx == "severe":
+        allowed: tuple[str, ...] | None = reduce
+    elif anx == "severe":
+        allowed = (_A_GOAL_ANX,)
+    elif dep == "severe":
+        allowed = (_A_GOAL_DEP,)
+    else:
+        allowed = None
+    if allowed is not None and p.program_goal not in allowed:
+        out["goal"] = f"goal {p.program_goal!r} with {dep} depression and {anx} anxiety (needs one of {allowed})"
+    if dep == anx == "minimal to no" and p.program_goal in reduce:
+        out["goal"] = f"goal {p.program_goal!r} without depressive or anxious symptoms"
+    return out
+
+
+_PROJECT_LABELS = {
+    "gender_identity": {"Man", "Woman", "Non-binary", "Genderqueer", "Genderfluid", "Agender",
+                        "Transgender man", "Transgender woman"},
+    "education": set(_EDU_RANK),
+    "employment_status": set(_EMPLOYED_STATUSES) | {_STATUS_STUDENT, _STATUS_UNEMPLOYED, _STATUS_DISABILITY,
+                                                    _STATUS_STAY_HOME, _STATUS_RETIRED},
+    "relationship_status": set(_REL_MIN_AGE),
+    "living_situation": {x for v in _LIVING_BY_RELATIONSHIP.values() for x in v},
+    "exercise": set(_EXERCISE),
+    "program_goal": {_GOAL_ANX, _GOAL_DEP, *_GOALS_OTHER},
+}
+_AUTHORS_LABELS = {
+    "gender_identity": set(_A_GENDERS),
+    "education": set(_A_EDUCATION_MIN_AGE),
+    "employment_status": set(_A_EMPLOYMENT),
+    "relationship_status": set(_A_RELATIONSHIP_MIN_AGE),
+    "living_situation": {x for v in _A_LIVING.values() for x in v},
+    "exercise": set(_A_EXERCISE),
+    "program_goal": {_A_GOAL_ANX, _A_GOAL_DEP},
+}
+
+
+def rule_set_of(profile: PatientProfile) -> tuple[str, ...]:
+    """Which generator's labels ``profile`` uses: ``("project",)``, ``("authors",)`` or both
+    when its constrained attributes carry no label of one generator only (or as many of each)."""
+    own = theirs = 0
+    for attr, ours in _PROJECT_LABELS.items():
+        value = getattr(profile, attr)
+        in_ours, in_theirs = value in ours, value in _AUTHORS_LABELS[attr]
+        own += in_ours and not in_theirs
+        theirs += in_theirs and not in_ours
+    if own > theirs:
+        return ("project",)
+    if theirs > own:
+        return ("authors",)
+    return ("project", "authors")
+
+
+def violations(profile: PatientProfile, rules: str = "auto") -> list[str]:
     """Every broken constraint of ``profile`` as a readable message (empty list = valid).
 
-    Applies to profiles from any source; values outside our pools are only checked by the
-    rules that can read them (e.g. an unknown education label skips the age gate).
+    ``rules``: ``"project"`` (this project's sampler and pools), ``"authors"`` (the rules of
+    the authors' generator over their labels, for the release's ``profiles.jsonl``) or
+    ``"auto"`` (default): the rules of the generator whose labels the profile uses
+    (:func:`rule_set_of`); when that is undecided, a rule counts as broken only if both rule
+    sets say so.  Values a rule cannot read (another generator's labels) do not break it.
     """
+    if rules not in RULE_SETS:
+        raise ConfigError(f"rules must be one of {RULE_SETS}, got {rules!r}")
     p = profile
     out: list[str] = []
     missing = [k for k in ATTRIBUTE_KEYS if getattr(p, k, None) in (None, "")]
     if missing:
         out.append(f"empty attributes: {missing}")
-    if p.sexual_orientation in _ORIENTATIONS_OTHER and p.sexual_orientation not in _orientations_for(p.gender_identity):
-        out.append(f"orientation {p.sexual_orientation!r} with gender identity {p.gender_identity!r}")
     if not (MIN_AGE <= p.age <= MAX_AGE):
         out.append(f"age {p.age} outside {MIN_AGE}-{MAX_AGE}")
     try:
@@ -553,42 +747,11 @@ def violations(profile: PatientProfile) -> list[str]:
     except ConfigError as exc:
         out.append(str(exc))
         return out
-    severe = "severe" in (dep, anx)
-    if severe and p.exercise in _EXERCISE[_EXERCISE_LOW_END:]:
-        out.append(f"severe symptoms but exercise {p.exercise!r}")
-    if severe and p.sleep_quality in _SLEEP[_SLEEP_LOW_END:]:
-        out.append(f"severe symptoms but sleep {p.sleep_quality!r}")
-    if p.education in _EDU_MIN_AGE and p.age < _EDU_MIN_AGE[p.education]:
-        out.append(f"education {p.education!r} at age {p.age}")
-    if p.financial_situation in _FIN_MIN_AGE and p.age < _FIN_MIN_AGE[p.financial_situation]:
-        out.append(f"financial situation {p.financial_situation!r} at age {p.age}")
-    if p.relationship_status in _REL_MIN_AGE and p.age < _REL_MIN_AGE[p.relationship_status]:
-        out.append(f"relationship {p.relationship_status!r} at age {p.age}")
-    allowed_living = _LIVING_BY_RELATIONSHIP.get(p.relationship_status)
-    if allowed_living is not None and p.living_situation not in allowed_living:
-        out.append(f"living {p.living_situation!r} with relationship {p.relationship_status!r}")
-    if p.living_situation in _CHILDREN_LIVING and p.age < _CHILDREN_MIN_AGE:
-        out.append(f"living with children at age {p.age}")
-    if p.employment_status == _STATUS_RETIRED and p.age <= 60:
-        out.append(f"retired at age {p.age}")
-    if p.employment_status == _STATUS_STAY_HOME and p.living_situation not in _CHILDREN_LIVING:
-        out.append(f"stay-at-home parent living {p.living_situation!r}")
-    if p.employment_status in _NO_PROFESSION_STATUSES and p.profession != "none":
-        out.append(f"{p.employment_status!r} with profession {p.profession!r}")
-    if p.employment_status not in _NO_PROFESSION_STATUSES and p.profession == "none" and p.employment_status in (
-        _EMPLOYED_STATUSES + (_STATUS_RETIRED,)
-    ):
-        out.append(f"{p.employment_status!r} without a profession")
-    job = p.profession[len("former "):].capitalize() if p.profession.startswith("former ") else p.profession
-    need = dict((k.lower(), v) for k, v in _PROFESSIONS).get(job.lower())
-    if need is not None and p.education in _EDU_RANK and _EDU_RANK[p.education] < need:
-        out.append(f"profession {p.profession!r} needs more than {p.education!r}")
-    if p.support_system == _SUPPORT_PARTNER and p.relationship_status in _NO_PARTNER_STATUSES:
-        out.append(f"'mostly partner' support while {p.relationship_status!r}")
-    if p.program_goal not in _allowed_goals(dep, anx) and (
-        p.program_goal in (_GOAL_ANX, _GOAL_DEP) + _GOALS_OTHER
-    ):
-        out.append(f"goal {p.program_goal!r} with {dep} depression and {anx} anxiety")
+    chosen = rule_set_of(p) if rules == "auto" else (rules,)
+    checks = {"project": _project_rules, "authors": _authors_rules}
+    found = [checks[name](p, dep, anx) for name in chosen]
+    broken = [rule for rule in found[0] if all(rule in f for f in found[1:])]
+    out += [found[0][rule] for rule in broken]
     return out
 
 

@@ -11,10 +11,13 @@ Files in ``mindeval/prompts/`` reproduce the paper's figures:
   that part by ``${fewshot_examples}``, filled from user-supplied examples (see
   :mod:`pytest_judgerel.mindeval.judge`).  Tag spellings (``critierion_1``, ``critrion_4``) are
   kept as printed;
-* ``length_penalty.txt`` -- Figure 13, appended to the judge prompt.  The seed text of the
-  paper breaks off after "(>10"; the remainder of that first sentence (">10% of the therapist's
-  turns longer than 4 sentences ... no criterion above ${length_penalty_cap}") is our
-  completion from appendix D.3, with a configurable cap.
+* ``length_penalty.txt`` -- Figure 13 (appendix D.3).  The seed text of the paper breaks off
+  after "(>10"; the rest of that first sentence is our own wording of what appendix D.3 and
+  the authors' release say: more than 10% of the therapist's turns longer than 4 sentences
+  lowers all criteria, AI-Specific Communication Quality most.  Neither sets a cap (the
+  figure's next sentence warns against capping).  The paper says the block goes at the end
+  of the prompt; the authors' release puts it after the member details, just before the
+  conversation, so that the output instruction stays last.  We follow the release.
 
 Placeholders use :class:`string.Template` syntax (``${name}``); rendering is strict: a missing
 value raises :class:`~pytest_judgerel.errors.ConfigError`.
@@ -114,25 +117,33 @@ def render_clinician_prompt(profile: Any, short_turns: bool = False) -> str:
     return text
 
 
+#: the conversation block of ``judge.txt``; the length guideline is inserted just before it
+_JUDGE_CONVERSATION_BLOCK = "<conversation>\n${conversation_str}\n</conversation>"
+
+
 def render_judge_prompt(
     profile: Any,
     conversation_str: str,
     fewshot_examples: str = "",
     length_penalty: bool = False,
-    length_penalty_cap: int | float = 3,
     output_format_hint: str | None = None,
 ) -> str:
     """Figures 11-12 (+ Figure 13 when ``length_penalty``) for one conversation.
 
     ``fewshot_examples`` is pre-rendered example text.  ``output_format_hint`` (used when there
     are no examples, whose targets otherwise show the format) is inserted in their place.
+    The length guideline goes after the member details, before the conversation (as in the
+    authors' release).
     """
     values = _attribute_values(profile)
     block = fewshot_examples.strip("\n")
     if output_format_hint:
         block = (block + "\n\n" + output_format_hint).strip("\n")
     values.update(conversation_str=conversation_str, fewshot_examples=block)
-    text = render("judge", values)
+    template = load_prompt("judge")
     if length_penalty:
-        text = text.rstrip("\n") + "\n" + render("length_penalty", {"length_penalty_cap": length_penalty_cap})
-    return text
+        head, sep, tail = template.rpartition(_JUDGE_CONVERSATION_BLOCK)
+        if not sep:  # pragma: no cover - judge.txt ships with the block
+            raise ConfigError("the judge prompt has no <conversation> block to put the length guideline before")
+        template = head + load_prompt("length_penalty").strip("\n") + "\n\n" + sep + tail
+    return render(template, values, is_text=True)

@@ -26,6 +26,8 @@ _EXPORTS: dict[str, str] = {
     "BootstrapResult": "agreement",
     # consistency.py
     "scale_consistency": "consistency", "ScaleConsistencyResult": "consistency",
+    # oneway.py
+    "icc_oneway": "oneway", "OneWayICCResult": "oneway",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -37,7 +39,7 @@ def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
-    if name in ("icc", "agreement", "consistency", "ranking", "_input"):
+    if name in ("icc", "agreement", "consistency", "oneway", "ranking", "_input"):
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -243,13 +243,20 @@ def analyse(
     scales = list(dict.fromkeys(s for _, s, _ in judged))
     benches = [b for b in human if any(b == jb for _, _, jb in judged)]
 
-    seen: dict[tuple[str, str, str], tuple[Ratings, Ratings]] = {}
+    seen: dict[tuple[str, str, str], tuple[Ratings, Ratings] | None] = {}
 
     def aligned(model, scale, bench):
+        """Judge and human ratings on the items both scored; None (said in ``skipped``) when
+        fewer than two are left, e.g. every reply of a judge was unparseable."""
         key = (model, scale, bench)
         if key not in seen:
             j, hh = judged[key].align(human[bench])
             rated = ~np.isnan(j.values).all(axis=1) & ~np.isnan(hh.values).all(axis=1)
+            if rated.sum() < 2:
+                res.skipped.append(f"{model} {scale} {bench}: only {int(rated.sum())} item(s) have a judge score "
+                                   f"({len(judged[key].parse_failures)} unparseable replies); not analysed")
+                seen[key] = None
+                return None
             if not rated.all():  # e.g. an unparseable reply: the item has no judge score
                 res.skipped.append(f"{model} {scale} {bench}: {int((~rated).sum())} item(s) without a score omitted")
                 j, hh = j.select_items(rated), hh.select_items(rated)
@@ -292,8 +299,9 @@ def analyse(
         for scale in scales:
             units = {}
             for bench in benches:
-                if (model, scale, bench) in judged:
-                    j, h = aligned(model, scale, bench)
+                pair = aligned(model, scale, bench) if (model, scale, bench) in judged else None
+                if pair is not None:
+                    j, h = pair
                     units[bench] = (_unit(j), h, list(j.item_ids))
             add_agreement(model, scale, units)
 
@@ -304,7 +312,7 @@ def analyse(
             pooled_cols: list[np.ndarray] = []
             in_every = [m for m in models if all((m, scale, b) in judged for b in benches)]
             for bench in benches:
-                have = [m for m in models if (m, scale, bench) in judged]
+                have = [m for m in models if (m, scale, bench) in judged and aligned(m, scale, bench) is not None]
                 if len(have) < 2:
                     continue
                 rated = {m: aligned(m, scale, bench) for m in have}
@@ -358,6 +366,7 @@ def run_study(
     repeats: int = 1,
     temperature: float = 1.0,
     client: Any = None,
+    endpoint: Any = None,
     judge_kwargs: Mapping[str, Any] | None = None,
     subgroup: str | None = None,
     illusion_threshold: float = ILLUSION_THRESHOLD,
@@ -366,9 +375,12 @@ def run_study(
 
     ``datasets``: ``{benchmark: HumanDataset}`` (see :func:`pytest_judgerel.load_dataset`);
     each data set's own template is used unless ``judge_kwargs`` names one.  ``temperature``
-    defaults to 1.0, the paper's setting (seed 001 section 4.3).
+    defaults to 1.0, the paper's setting (seed 001 section 4.3).  ``endpoint``: the server
+    that answers the models (e.g. the ``judgerel_endpoint`` fixture; its ``api_base`` and key
+    serve every model of the panel); without it, ``JUDGEREL_API_BASE`` or each provider's own.
     """
     from .judge import Judge
+    from .llm.endpoint import resolve_endpoint
 
     if judge_kwargs and "temperature" in judge_kwargs:
         raise ConfigError("pass the sampling temperature as run_study(temperature=...), not in judge_kwargs")
@@ -381,7 +393,8 @@ def run_study(
         if criterion_key and "axis" not in kwargs:
             kwargs["axis"] = criterion_key
         for model in models:
-            judge = Judge(model=model, scale=scales[0], scales=tuple(scales), client=client,
+            judge = Judge(endpoint=resolve_endpoint(model, default=endpoint), scale=scales[0], scales=tuple(scales),
+                          client=client,
                           temperature=temperature, **kwargs)
             if len(scales) > 1:
                 for scale, r in judge.rate_scales(ds, scales, repeats=repeats).items():

@@ -34,15 +34,17 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from ..errors import ReliabilityError
 
 __all__ = ["JudgeCalibration", "CorrectedPassRate", "corrected_pass_rate"]
 
 
 def _label(value: Any, what: str, where: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)) and value in (0, 1):
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in ("pass", "fail", "true", "false", "1", "0"):
         return value.strip().lower() in ("pass", "true", "1")

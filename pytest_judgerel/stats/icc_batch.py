@@ -5,8 +5,9 @@ the formulas of :mod:`pytest_judgerel.stats.icc` (Shrout & Fleiss 1979; McGraw &
 seed 001 eqs. 2-3), evaluated with numpy over the whole stack: the two-way ANOVA sums of
 squares come from centred data and directly computed residuals, as in ``stats.icc``, so each
 value equals ``stats.icc(matrix, form).value`` to rounding.  Where ``stats.icc`` would raise
-(no variance, an undefined form) the value is NaN: callers decide what an undefined resample
-means.  :func:`icc_statistic` wraps a form as a statistic for
+(no variance, an undefined form) the value is NaN, and also wherever the items do not differ
+(MS_items = 0, where ``stats.icc`` gives some forms a value of -1/(k-1) or below and raises for
+the others): callers decide what an undefined resample means.  :func:`icc_statistic` wraps a form as a statistic for
 :func:`~pytest_judgerel.stats.stability.verdict_stability`.
 """
 
@@ -53,7 +54,9 @@ def icc_values(stack: Any, form: str = "A,1") -> np.ndarray:
             out = np.where(rho_a > -1.0 / (k - 1) * _POLE_SLACK, (msr - mse) / (msr + (msc - mse) / n), np.nan)
         else:  # "C,k"
             out = (msr - mse) / msr
-    out = np.where(zero | ~np.isfinite(out), np.nan, out)
+    # items that do not differ (MS_items = 0) leave nothing to be reliable about: stats.icc
+    # raises for most forms there (F = 0/0 or an undefined interval); here every form is NaN
+    out = np.where(zero | (msr == 0) | ~np.isfinite(out), np.nan, out)
     return out if out.ndim else out[()]
 
 

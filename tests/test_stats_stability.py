@@ -167,6 +167,18 @@ def test_callable_statistic_on_two_matrices_resampled_together():
     assert scrambled.p_pass < 0.2  # sanity: unpaired data would fail
 
 
+def test_a_tuple_of_one_score_per_item_vectors():
+    rng = np.random.default_rng(10)
+    a = rng.normal(size=25)
+    b = a + rng.normal(scale=0.5, size=25)
+    res = verdict_stability(lambda x, y: np.corrcoef(x[:, 0], y[:, 0])[0, 1], (a, b), 0.3, n_boot=100)
+    assert res.observed == pytest.approx(np.corrcoef(a, b)[0, 1]) and res.p_pass == 1.0
+    with pytest.raises(ReliabilityError, match="same items"):
+        verdict_stability(lambda x, y: 0.0, (a, b[:-1]), 0.3, n_boot=10)
+    with pytest.raises(ReliabilityError, match="numeric"):
+        verdict_stability(lambda x: 0.0, [["a", "b"], ["c", "d"]], 0.3, n_boot=10)
+
+
 def test_undefined_resamples_count_as_not_passing():
     x = np.array([[1.0, 1.0]] * 9 + [[5.0, 5.0]])  # most resamples miss the one different item
     res = verdict_stability(icc_statistic("A,1"), x, 0.5, n_boot=400, seed=0)

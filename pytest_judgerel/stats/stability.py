@@ -104,9 +104,9 @@ def verdict_stability(
 ) -> VerdictStability:
     """p_pass of the gate ``statistic(data) >= threshold`` (``direction="min"``) or ``<=`` (``"max"``).
 
-    ``data``: an items x repeats matrix (or an object with ``to_matrix()``), or a sequence of
+    ``data``: an items x repeats matrix (or an object with ``to_matrix()``), or a *tuple* of
     such matrices with the same items (resampled together; ``statistic`` then receives them
-    as separate arguments, e.g. judge and human ratings).  ``statistic`` maps the matrices
+    as separate arguments, e.g. judge and human ratings; a 1-D entry is one column).  ``statistic`` maps the matrices
     to a number; when ``vectorized`` (default: its ``vectorized`` attribute, as on
     :func:`~pytest_judgerel.stats.icc_batch.icc_statistic`) it receives stacks of shape
     ``(B, n, k)`` and returns B numbers.  ``nan_policy="omit"`` drops items with a missing
@@ -165,18 +165,15 @@ def verdict_stability(
 
 
 def _matrices(data: Any, nan_policy: str, vectorized: bool) -> list[np.ndarray]:
-    if hasattr(data, "to_matrix") or isinstance(data, np.ndarray):
-        parts: Sequence[Any] = [data]
-    else:
-        try:
-            first = data[0]
-        except (TypeError, IndexError, KeyError):
-            raise ReliabilityError(f"data must be a matrix or a sequence of matrices, got {type(data).__name__}") from None
-        is_matrix = np.ndim(first) == 1  # data itself is a list of rows
-        parts = [data] if is_matrix else list(data)
+    parts: Sequence[Any] = list(data) if isinstance(data, tuple) else [data]
+    if not parts:
+        raise ReliabilityError("data is an empty tuple: pass a matrix or a tuple of matrices")
     mats = []
     for p in parts:
-        m = np.array(p.to_matrix() if hasattr(p, "to_matrix") else p, dtype=float)
+        try:
+            m = np.array(p.to_matrix() if hasattr(p, "to_matrix") else p, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ReliabilityError(f"data must be numeric items x repeats matrices: {exc}") from None
         if m.ndim == 1:
             m = m[:, None]
         if m.ndim != 2:

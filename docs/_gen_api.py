@@ -31,6 +31,11 @@ SECTIONS = [
      "ratings accepts an items x raters array-like (NaN = missing) or an object with `to_matrix()`."),
     ("pytest_judgerel.stats.ranking", "__all__", "`pytest_judgerel.stats.ranking`",
      "Meta-evaluation and ranking statistics used by MindEval (see [mindeval.md](mindeval.md))."),
+    ("pytest_judgerel.probes", "__all__", "`pytest_judgerel.probes`",
+     "Bias probes: position, length and self-preference of any judge, and the pairwise verdict parser "
+     "(see the recipes [position-bias.md](recipes/position-bias.md), [length-bias.md](recipes/length-bias.md), "
+     "[self-preference.md](recipes/self-preference.md)). Gate the results with the `assert_*` helpers of "
+     "`pytest_judgerel`."),
     ("pytest_judgerel.llm", "__all__", "`pytest_judgerel.llm`",
      "The model-call layer: requests, cache, retries, providers (see [llm.md](llm.md))."),
     ("pytest_judgerel.mindeval", "__all__", "`pytest_judgerel.mindeval`",
@@ -64,6 +69,13 @@ RAISES = {
     "pytest_judgerel.assert_scale_consistent": ["JudgeReliabilityFailure", "ReliabilityError", "ScaleError"],
     "pytest_judgerel.assert_agreement": ["JudgeReliabilityFailure", "ReliabilityError", "RatingsError"],
     "pytest_judgerel.assert_nmae_below": ["JudgeReliabilityFailure", "ReliabilityError", "RatingsError"],
+    "pytest_judgerel.assert_position_consistent": ["JudgeReliabilityFailure", "ReliabilityError"],
+    "pytest_judgerel.assert_no_length_bias": ["JudgeReliabilityFailure"],
+    "pytest_judgerel.assert_no_self_preference": ["JudgeReliabilityFailure"],
+    "pytest_judgerel.assert_pass_rate": ["JudgeReliabilityFailure", "ReliabilityError"],
+    "pytest_judgerel.probes.position_bias": ["ConfigError", "LLMCallError", "CacheMissError"],
+    "pytest_judgerel.probes.length_bias": ["ConfigError", "ReliabilityError", "LLMCallError", "CacheMissError"],
+    "pytest_judgerel.probes.self_preference": ["ConfigError", "ReliabilityError", "LLMCallError", "CacheMissError"],
     "pytest_judgerel.Judge": ["ConfigError", "LLMCallError", "CacheMissError"],
     "pytest_judgerel.stats.icc": ["ReliabilityError"],
     "pytest_judgerel.stats.icc_table": ["ReliabilityError"],
@@ -76,6 +88,10 @@ RETURNS = {
     "pytest_judgerel.assert_scale_consistent": "the `ScaleConsistencyResult` (when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_agreement": "the `AgreementResult` (`pytest_judgerel.assertions`: `.icc`, `.nmae`, `.groups`)",
     "pytest_judgerel.assert_nmae_below": "the `AgreementResult` whose `.nmae` was gated",
+    "pytest_judgerel.assert_position_consistent": "the `PositionBiasResult` it was given (when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_no_length_bias": "the `LengthBiasResult` it was given (when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_no_self_preference": "the `SelfPreferenceProbeResult` it was given (when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_pass_rate": "the `CorrectedPassRate` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
     "pytest_judgerel.agreement": "an `AgreementResult` (`pytest_judgerel.assertions`): pooled `.icc` and `.nmae`, and `.groups`",
 }
 

@@ -395,18 +395,13 @@ def judge_self_preference(
     reference: Mapping[str, Sequence[Any]], judge: Mapping[str, Sequence[Any]], own_system: str
 ) -> Any:
     """Self-preference of a judge whose model is ``own_system`` against a reference judge, on the
-    patients both judges scored for every system (see ``stats.ranking.self_preference``)."""
-    from pytest_judgerel.stats.ranking import self_preference
+    patients both judges scored for every system (see ``stats.ranking.self_preference``;
+    ``stats.self_preference_test`` adds an interval and a test)."""
+    from pytest_judgerel.stats.preference import aligned_self_preference
 
     ref, ref_ids, _ = aligned_scores(reference)
     jud, jud_ids, _ = aligned_scores(judge)
-    common = [p for p in ref_ids if p in set(jud_ids)]
-    if not common:
+    if not set(ref_ids) & set(jud_ids):
         raise RatingsError("the two judges share no fully scored patient")
-    ri = {p: i for i, p in enumerate(ref_ids)}
-    ji = {p: i for i, p in enumerate(jud_ids)}
-    return self_preference(
-        {n: [v[ri[p]] for p in common] for n, v in ref.items()},
-        {n: [v[ji[p]] for p in common] for n, v in jud.items()},
-        own_system,
-    )
+    return aligned_self_preference({n: dict(zip(ref_ids, v)) for n, v in ref.items()},
+                                   {n: dict(zip(jud_ids, v)) for n, v in jud.items()}, own_system)

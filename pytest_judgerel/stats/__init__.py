@@ -1,4 +1,5 @@
-"""Pure statistics for judge reliability: ICC, agreement, Krippendorff, consistency, ranking.
+"""Pure statistics for judge reliability: ICC, agreement, Krippendorff, consistency, ranking,
+repeats planning, verdict stability, bias probes and judge-error-corrected pass rates.
 
 Importing this package is cheap: submodules (and numpy/scipy) load on first use
 of a name, through a module-level ``__getattr__`` (PEP 562).  Every function
@@ -28,6 +29,19 @@ _EXPORTS: dict[str, str] = {
     "scale_consistency": "consistency", "ScaleConsistencyResult": "consistency",
     # oneway.py
     "icc_oneway": "oneway", "OneWayICCResult": "oneway",
+    # planning.py
+    "repeats_needed": "planning", "RepeatsNeeded": "planning",
+    # icc_batch.py, stability.py
+    "icc_values": "icc_batch", "icc_statistic": "icc_batch", "ICCStatistic": "icc_batch",
+    "verdict_stability": "stability", "VerdictStability": "stability",
+    # proportion.py, bias.py
+    "wilson_interval": "proportion", "Proportion": "proportion",
+    "position_consistency": "bias", "PositionConsistency": "bias", "paired_shift": "bias", "PairedShift": "bias",
+    # pass_rate.py
+    "corrected_pass_rate": "pass_rate", "CorrectedPassRate": "pass_rate", "JudgeCalibration": "pass_rate",
+    # preference.py
+    "self_preference_test": "preference", "SelfPreferenceTest": "preference",
+    "aligned_self_preference": "preference",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -39,7 +53,8 @@ def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
-    if name in ("icc", "agreement", "consistency", "oneway", "ranking", "_input"):
+    if name in ("icc", "agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
+                "stability", "proportion", "bias", "pass_rate", "preference"):
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -8,7 +8,7 @@ benchmark, each a system and a user message, instantiated on the 0-5, 0-10 and
 File format (also accepted as a string by :func:`load_template`)::
 
     # name: mytask                  header lines "# key: value" (all optional)
-    # output: number                number | json | axes
+    # output: number                number | json | axes | pairwise (an A/B/tie verdict, see probes)
     # keys: relevance, overall      JSON keys (dotted for nesting) or axis names
     # primary: overall              the key that is "the" score of a JSON reply
     === system
@@ -34,7 +34,7 @@ from typing import Any, Iterator, Mapping
 from ..errors import ConfigError
 from ..scales import Scale, ScaleLike
 
-OUTPUT_FORMATS = ("number", "json", "axes")
+OUTPUT_FORMATS = ("number", "json", "axes", "pairwise")
 
 SCALE_PLACEHOLDERS = {
     "min": "lower bound of the scale (as in the paper's tables)",
@@ -154,7 +154,7 @@ def parse_template(text: str, *, name: str | None = None, path: str | None = Non
     if output not in OUTPUT_FORMATS:
         raise ConfigError(f"template {tname!r}: output {output!r} is not one of {OUTPUT_FORMATS}")
     keys = tuple(k.strip() for k in meta.get("keys", meta.get("axes", "")).split(",") if k.strip())
-    if output != "number" and not keys:
+    if output in ("json", "axes") and not keys:
         raise ConfigError(f"template {tname!r}: output {output!r} needs a '# keys:' header line")
     primary = meta.get("primary") or None
     if primary is not None and primary not in keys:

@@ -1,0 +1,40 @@
+"""Bias probes: run a judge on designed inputs and measure one bias each.
+
+* :func:`position_bias` -- each pair judged in both orders (Zheng et al. 2023, section 3.3);
+* :func:`length_bias` -- each item judged as is and with content-free padding;
+* :func:`self_preference` -- outputs tagged with the model that wrote them, against a reference.
+
+Gate the results with :func:`~pytest_judgerel.assert_position_consistent`,
+:func:`~pytest_judgerel.assert_no_length_bias` and :func:`~pytest_judgerel.assert_no_self_preference`.
+Every call of a probe goes through the judge's own client, model and endpoint.  Names are
+imported lazily, like the rest of the package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "position_bias": "position", "PositionBiasResult": "position",
+    "length_bias": "length", "LengthBiasResult": "length", "verbose_padding": "length",
+    "FILLER_SENTENCES": "length",
+    "self_preference": "preference", "SelfPreferenceProbeResult": "preference",
+    "parse_pairwise_verdict": "pairwise", "pairwise_template": "pairwise", "PAIRWISE_TEMPLATE": "pairwise",
+    "PAIRWISE_CAUSES": "pairwise",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_judgerel.probes' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

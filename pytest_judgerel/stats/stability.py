@@ -1,0 +1,234 @@
+"""Verdict stability: how often the same gate would pass on a bootstrap resample of its data.
+
+A gate compares a statistic with a threshold.  ``p_pass`` is the share of B bootstrap
+resamples on which the gate passes again (Efron & Tibshirani 1993, ch. 6: the bootstrap
+distribution of a statistic stands in for its sampling distribution).  A statistic far from
+its threshold gives p_pass near 0 or 1; one sitting on it gives about 0.5, and the verdict is
+then a coin flip: rerunning on other items, or on new judge samples, may flip it.
+
+Resampling schemes (``resample``):
+
+* ``"items"`` -- rows (items) with replacement, the same rows in every matrix of ``data``
+  (paired); the repeat columns stay as observed.  New items, same judge samples.
+* ``"repeats"`` -- items fixed; within each item, new repeats are drawn with replacement from
+  its observed repeats.  Same items, new judge samples (what a cache refresh does).  Drawn as
+  they are, k values with replacement keep on average only (k - 1)/k of the within-item
+  variance, and redrawn values around the observed item means add their noise a second time
+  to the spread of the means; both would overstate agreement.  So the values are drawn around
+  shrunken item means ``g + c (m_i - g)`` with ``c = sqrt(max(0, 1 - MSW/MSR))`` and their
+  deviations scaled by ``sqrt(k / (k - 1))``: the adjusted two-stage bootstrap of Davison &
+  Hinkley (1997, section 3.8), which makes the resampled between- and within-item mean squares
+  match the observed ones in expectation.
+* ``"items+repeats"`` -- both stages (Davison & Hinkley 1997, section 3.8, two-stage sampling).
+
+The generator is ``numpy.random.default_rng(seed)``: the same data and seed give the same
+p_pass.  A resample on which the statistic is undefined (NaN, or the statistic raises
+:class:`~pytest_judgerel.errors.ReliabilityError`) counts as not passing and is reported in
+``n_undefined``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import ReliabilityError
+
+__all__ = ["VerdictStability", "verdict_stability", "UNSTABLE_BAND"]
+
+UNSTABLE_BAND = (0.05, 0.95)
+"""A verdict with p_pass strictly inside this band is marked unstable."""
+
+_RESAMPLE = ("items", "repeats", "items+repeats")
+_MAX_BLOCK_CELLS = 4_000_000  # values per vectorised block (32 MB of float64)
+
+
+@dataclass(frozen=True)
+class VerdictStability:
+    """Bootstrap probability that a gate passes again.
+
+    ``observed`` is the statistic on the data as given and ``passed`` the gate's verdict on it;
+    ``p_pass`` the share of ``n_boot`` resamples (``resample`` scheme, ``seed``) that pass;
+    ``n_undefined`` resamples had no defined statistic (counted as not passing).
+    """
+
+    p_pass: float
+    observed: float
+    passed: bool
+    threshold: float
+    direction: str
+    n_boot: int
+    seed: int | None
+    resample: str
+    n_undefined: int = 0
+    statistic: str = ""
+
+    @property
+    def unstable(self) -> bool:
+        """True when 0.05 < p_pass < 0.95: a rerun may well give the other verdict."""
+        return UNSTABLE_BAND[0] < self.p_pass < UNSTABLE_BAND[1]
+
+    @property
+    def mc_error(self) -> float:
+        """Monte Carlo standard error of p_pass: sqrt(p (1 - p) / n_boot)."""
+        return math.sqrt(self.p_pass * (1 - self.p_pass) / self.n_boot)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"p_pass": self.p_pass, "unstable": self.unstable, "observed": self.observed, "passed": self.passed,
+                "threshold": self.threshold, "direction": self.direction, "n_boot": self.n_boot, "seed": self.seed,
+                "resample": self.resample, "n_undefined": self.n_undefined, "statistic": self.statistic}
+
+    def __str__(self) -> str:
+        flag = " (unstable)" if self.unstable else ""
+        side = ">=" if self.direction == "min" else "<="
+        return (f"p_pass = {self.p_pass:.3f}{flag}: {self.statistic or 'statistic'} {side} {self.threshold:g} on "
+                f"{self.n_boot} {self.resample} resamples (seed {self.seed}); observed {self.observed:.4g} "
+                f"{'passes' if self.passed else 'fails'}")
+
+
+def verdict_stability(
+    statistic: Callable[..., Any],
+    data: Any,
+    threshold: float,
+    direction: str = "min",
+    *,
+    resample: str = "items",
+    n_boot: int = 1000,
+    seed: int | None = 0,
+    vectorized: bool | None = None,
+    nan_policy: str = "raise",
+    repeats_in: Sequence[int] | None = None,
+) -> VerdictStability:
+    """p_pass of the gate ``statistic(data) >= threshold`` (``direction="min"``) or ``<=`` (``"max"``).
+
+    ``data``: an items x repeats matrix (or an object with ``to_matrix()``), or a *tuple* of
+    such matrices with the same items (resampled together; ``statistic`` then receives them
+    as separate arguments, e.g. judge and human ratings; a 1-D entry is one column).  ``statistic`` maps the matrices
+    to a number; when ``vectorized`` (default: its ``vectorized`` attribute, as on
+    :func:`~pytest_judgerel.stats.icc_batch.icc_statistic`) it receives stacks of shape
+    ``(B, n, k)`` and returns B numbers.  ``nan_policy="omit"`` drops items with a missing
+    rating first (as ``stats.icc`` does); ``"raise"`` refuses them for vectorized statistics
+    and passes them through otherwise.  See the module docstring for ``resample``;
+    ``repeats_in`` lists the matrices whose columns are repeats (default: every matrix with
+    more than one column; e.g. ``(0,)`` keeps a human panel's raters as observed).
+    """
+    if direction not in ("min", "max"):
+        raise ReliabilityError(f"direction must be 'min' (statistic >= threshold passes) or 'max', got {direction!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ReliabilityError(f"threshold must be a finite number, got {threshold!r}")
+    if resample not in _RESAMPLE:
+        raise ReliabilityError(f"resample must be one of {_RESAMPLE}, got {resample!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise ReliabilityError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if nan_policy not in ("raise", "omit"):
+        raise ReliabilityError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
+    if not callable(statistic):
+        raise ReliabilityError(f"statistic must be callable, got {type(statistic).__name__}")
+    vec = bool(getattr(statistic, "vectorized", False)) if vectorized is None else bool(vectorized)
+    mats = _matrices(data, nan_policy, vec)
+
+    def passes(values: np.ndarray) -> np.ndarray:
+        ok = values >= threshold if direction == "min" else values <= threshold
+        return ok & np.isfinite(values)
+
+    observed = _scalar(statistic, mats)
+    if not math.isfinite(observed):
+        raise ReliabilityError(f"the statistic is undefined on the data itself ({observed!r}): there is no verdict to resample")
+    rng = np.random.default_rng(seed)
+    n_items = mats[0].shape[0]
+    chosen = range(len(mats)) if repeats_in is None else repeats_in
+    parts = [_repeat_parts(m) if resample != "items" and j in chosen and m.shape[1] > 1 else None
+             for j, m in enumerate(mats)]
+    n_pass = n_undefined = 0
+    done = 0
+    cells = sum(m.shape[0] * m.shape[1] for m in mats)
+    block = max(1, min(n_boot, _MAX_BLOCK_CELLS // max(cells, 1))) if vec else n_boot
+    while done < n_boot:
+        b = min(block, n_boot - done)
+        stacks = _resample(mats, parts, rng, b, n_items, resample)
+        if vec:
+            values = np.asarray(statistic(*stacks), dtype=float).reshape(b)
+        else:
+            values = np.array([_scalar(statistic, [s[i] for s in stacks]) for i in range(b)], dtype=float)
+        n_pass += int(passes(values).sum())
+        n_undefined += int((~np.isfinite(values)).sum())
+        done += b
+    name = getattr(statistic, "name", None) or getattr(statistic, "__name__", "")
+    return VerdictStability(
+        p_pass=n_pass / n_boot, observed=observed, passed=bool(passes(np.array([observed]))[0]),
+        threshold=float(threshold), direction=direction, n_boot=n_boot, seed=seed, resample=resample,
+        n_undefined=n_undefined, statistic=str(name) if name != "<lambda>" else "",
+    )
+
+
+def _matrices(data: Any, nan_policy: str, vectorized: bool) -> list[np.ndarray]:
+    parts: Sequence[Any] = list(data) if isinstance(data, tuple) else [data]
+    if not parts:
+        raise ReliabilityError("data is an empty tuple: pass a matrix or a tuple of matrices")
+    mats = []
+    for p in parts:
+        try:
+            m = np.array(p.to_matrix() if hasattr(p, "to_matrix") else p, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ReliabilityError(f"data must be numeric items x repeats matrices: {exc}") from None
+        if m.ndim == 1:
+            m = m[:, None]
+        if m.ndim != 2:
+            raise ReliabilityError(f"every matrix must be items x repeats (2-D), got shape {m.shape}")
+        mats.append(m)
+    sizes = {m.shape[0] for m in mats}
+    if len(sizes) != 1:
+        raise ReliabilityError(f"matrices resampled together need the same items, got {sorted(sizes)} rows")
+    missing = np.zeros(mats[0].shape[0], dtype=bool)
+    for m in mats:
+        missing |= np.isnan(m).any(axis=1)
+    if missing.any():
+        if nan_policy == "omit":
+            mats = [m[~missing] for m in mats]
+        elif vectorized:
+            raise ReliabilityError(f"{int(missing.sum())} item(s) have missing ratings; pass nan_policy='omit'")
+    if mats[0].shape[0] < 2:
+        raise ReliabilityError(f"resampling needs at least 2 items, got {mats[0].shape[0]}")
+    return mats
+
+
+def _scalar(statistic: Callable[..., Any], mats: Sequence[np.ndarray]) -> float:
+    try:
+        value = statistic(*mats)
+    except ReliabilityError:
+        return math.nan
+    value = getattr(value, "value", value)  # a result object (e.g. ICCResult) counts by its value
+    return float(np.asarray(value, dtype=float).reshape(()))
+
+
+def _resample(mats: Sequence[np.ndarray], parts: Sequence[tuple[np.ndarray, np.ndarray] | None],
+              rng: np.random.Generator, b: int, n: int, scheme: str) -> list[np.ndarray]:
+    rows = rng.integers(0, n, size=(b, n)) if scheme != "repeats" else np.broadcast_to(np.arange(n), (b, n))
+    out = []
+    for m, part in zip(mats, parts):
+        if part is None:
+            out.append(m[rows])  # (b, n, k)
+            continue
+        centre, dev = part
+        k = m.shape[1]
+        cols = rng.integers(0, k, size=(b, n, k))
+        out.append(centre[rows][..., None] + np.take_along_axis(dev[rows], cols, axis=2))
+    return out
+
+
+def _repeat_parts(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Shrunken item means and inflated within-item deviations of one items x repeats matrix
+    (Davison & Hinkley 1997, section 3.8): resampled repeats then reproduce MSR and MSW."""
+    n, k = m.shape
+    if np.isnan(m).any():
+        raise ReliabilityError("resampling repeats needs complete rows: pass nan_policy='omit'")
+    means = m.mean(axis=1)
+    grand = means.mean()
+    dev = m - means[:, None]
+    msr = k * float(((means - grand) ** 2).sum()) / (n - 1)
+    msw = float((dev ** 2).sum()) / (n * (k - 1))
+    shrink = math.sqrt(max(0.0, 1 - msw / msr)) if msr > 0 else 0.0
+    return grand + shrink * (means - grand), dev * math.sqrt(k / (k - 1))

@@ -126,7 +126,7 @@ def validate_item(item: pytest.Item) -> list[str]:
         variant = mark.kwargs.get("variant")
         if isinstance(variant, str) and variant not in PATIENT_VARIANTS:
             errors.append(f"{_where(item, mark)}: variant={variant!r} must be one of {PATIENT_VARIANTS} "
-                          "or None (the full prompt; role_only on the embedded model)")
+                          "or None (the full prompt of Figure 7)")
     return errors
 
 

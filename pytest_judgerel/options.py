@@ -25,7 +25,7 @@ MARKERS = [
     "judge_panel(*models): models of the `judge_panel` fixture (pytest-judgerel)",
     "patients(n=5, seed=0, severity=None, turns=20, variant=None): parametrize over sampled MindEval "
     "patient profiles; severity 'severe' or 'non_severe'; turns even; variant 'default', 'no_format' or "
-    "'role_only' (None: default, role_only on the embedded model) (pytest-judgerel)",
+    "'role_only' (None: default) (pytest-judgerel)",
 ]
 
 

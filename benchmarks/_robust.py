@@ -1017,13 +1017,12 @@ def hostile_stats_run() -> HostileReport:
     """Every hostile matrix through assert_icc_above, assert_scale_consistent, assert_agreement and
     assert_nmae_below (as the judge side, as the human side, and as one scale of three)."""
     from pytest_judgerel import assert_agreement, assert_icc_above, assert_nmae_below, assert_scale_consistent
-    from pytest_judgerel import _recording
+    from pytest_judgerel.recording import recording
 
     cases = hostile_matrices()
     clean = cases["clean"]
     out: list[HostileOutcome] = []
-    _recording.set_sink([])  # records go to a throwaway list
-    try:
+    with recording():  # records go to a throwaway recorder
         for name, m in cases.items():
             out.append(_classify("assert_icc_above", name, lambda m=m: assert_icc_above(m, 0.0)))
             out.append(_classify("assert_icc_above(ci_low)", name,
@@ -1036,8 +1035,6 @@ def hostile_stats_run() -> HostileReport:
                 clean[: len(m)] if len(m) else clean, m, min_icc=-1.0, max_nmae=1.0, scale="0-5")))
             out.append(_classify("assert_nmae_below", name, lambda m=m: assert_nmae_below(
                 m, clean[: len(m)] if len(m) else clean, 1.0, scale="0-5")))
-    finally:
-        _recording.set_sink(None)
     return HostileReport(out)
 
 
@@ -1187,7 +1184,7 @@ def start_thread_profilers() -> tuple[Any, Any]:
     """cProfile on the caller thread and on the LLM loop thread, both timing thread CPU (not waits)."""
     import cProfile
 
-    from pytest_judgerel.llm.client import _runtime
+    from pytest_judgerel.llm.runtime import runtime as _runtime
 
     profilers = (cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time))
     _runtime().loop.call_soon_threadsafe(profilers[1].enable)
@@ -1196,7 +1193,7 @@ def start_thread_profilers() -> tuple[Any, Any]:
 
 
 def stop_thread_profilers(profilers: tuple[Any, Any]) -> None:
-    from pytest_judgerel.llm.client import _runtime
+    from pytest_judgerel.llm.runtime import runtime as _runtime
 
     profilers[0].disable()
     _runtime().loop.call_soon_threadsafe(profilers[1].disable)

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from . import _recording
+from .recording import MetricRecord, active_recorder
 from .errors import ReliabilityError
 from .ratings import Ratings
 from .scales import Scale, ScaleLike
@@ -63,7 +63,7 @@ def assert_icc_above(
     every group must pass too, since a pooled ICC can hide a weak subgroup
     (seed 001 section 5.2).  Returns the :class:`~pytest_judgerel.stats.ICCResult`.
     """
-    from .stats.icc import icc
+    from .stats.icc import icc, koo_li_band
 
     _check_threshold(threshold, "threshold")
     if use not in ("estimate", "ci_low"):
@@ -99,7 +99,7 @@ def assert_icc_above(
     lines = [
         f"{label + ': ' if label else ''}{statistic} = {result.value:.4f} "
         f"[{confidence:.0%} CI {result.ci_low:.4f}, {result.ci_high:.4f}] "
-        f"(n={result.n} items, k={result.k} raters; {_band(result.value)})",
+        f"(n={result.n} items, k={result.k} raters; Koo & Li: {koo_li_band(result.value)})",
     ]
     if not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
@@ -269,7 +269,7 @@ def assert_agreement(
     if min_icc is not None:
         _check_threshold(min_icc, "min_icc")
     if max_nmae is not None:
-        _check_threshold(max_nmae, "max_nmae", NMAE_RANGE)
+        _check_threshold(max_nmae, "max_nmae", UNIT_RANGE)
     failures = _parse_failure_lines(judge_ratings, max_parse_failures)
     if failures:
         return _parse_gate(judge_ratings, failures, "agreement" if min_icc is not None else "nmae",
@@ -378,10 +378,13 @@ def assert_nmae_below(
 
 # ---------------------------------------------------------------------- internals
 def _finish(rec: dict[str, Any], message: str | None, result: Any):
-    if message is not None and _recording.report_only():
+    """Record ``rec``; raise :class:`JudgeReliabilityFailure` with ``message`` unless it is None
+    or the active recorder is in report-only mode."""
+    recorder = active_recorder()
+    if message is not None and recorder.report_only:
         rec["report_only"] = True
-    _recording.record(rec)
-    if message is None or _recording.report_only():
+    recorder.record(rec)
+    if message is None or recorder.report_only:
         return result
     raise JudgeReliabilityFailure(message + _judge_line(rec.get("judge")), rec)
 
@@ -407,11 +410,12 @@ def _not_computed(ratings: Any, kind: str, statistic: str, threshold: float, lab
     the error; in report-only mode record and return None (nothing fails)."""
     rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
                          error=str(exc), n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
-    if _recording.report_only():
+    recorder = active_recorder()
+    if recorder.report_only:
         rec["report_only"] = True
-        _recording.record(rec)
+        recorder.record(rec)
         return None
-    _recording.record(rec)
+    recorder.record(rec)
     raise exc
 
 
@@ -425,14 +429,14 @@ def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, th
 
 
 def _metric_record(kind: str, statistic: str, label: str | None, result: Any, threshold: float | None,
-                   direction: str, ratings: Any, **fields: Any) -> dict[str, Any]:
-    """The metric record of docs/architecture.md.  ``result`` is an ICC result (value, CI,
-    n, k), a plain number (no CI) or None (not computed)."""
+                   direction: str, ratings: Any, **fields: Any) -> MetricRecord:
+    """A :class:`~pytest_judgerel.recording.MetricRecord`.  ``result`` is an ICC result (value,
+    CI, n, k), a plain number (no CI) or None (not computed)."""
     if result is None or isinstance(result, (int, float)):
         value, ci, n, k = result, None, None, None
     else:
         value, ci, n, k = result.value, [result.ci_low, result.ci_high], result.n, result.k
-    rec: dict[str, Any] = {
+    rec: MetricRecord = {
         "kind": kind, "statistic": statistic, "label": label, "value": value, "ci": ci, "n": n, "k": k,
         "threshold": threshold, "direction": direction, "groups": {}, "worst_items": [],
         "parse_failures": _n_parse_failures(ratings), "judge": _provenance(ratings),
@@ -441,9 +445,9 @@ def _metric_record(kind: str, statistic: str, label: str | None, result: Any, th
     return rec
 
 
-#: where a threshold can lie: an ICC is at most 1 (and rarely below -1); an nMAE within [0, 1]
+#: where a threshold can lie: an ICC within [-1, 1]; an nMAE, share or rate within [0, 1]
 ICC_RANGE = (-1.0, 1.0)
-NMAE_RANGE = (0.0, 1.0)
+UNIT_RANGE = (0.0, 1.0)  # an nMAE, a share, a rate
 
 
 def _check_threshold(value: Any, name: str, bounds: tuple[float, float] = ICC_RANGE) -> None:
@@ -590,7 +594,7 @@ def _parse_failure_lines(ratings: Any, limit: int | None) -> list[str]:
     """Failure lines when more replies failed to parse than allowed (default: the
     session's --judgerel-max-parse-failures, 0 outside pytest)."""
     if limit is None:
-        limit = _recording.default("max_parse_failures", 0)
+        limit = active_recorder().max_parse_failures
     fails = list(getattr(ratings, "parse_failures", ()) or ())
     if len(fails) <= limit:
         return []
@@ -626,14 +630,3 @@ def _consistency_matrix(result: Any, names: list[str]) -> list[list[float | None
         if a in names and b in names:
             m[names.index(a)][names.index(b)] = m[names.index(b)][names.index(a)] = r.value
     return m
-
-
-def _band(value: float) -> str:
-    """Koo & Li (2016) interpretation bands for ICC."""
-    if value < 0.5:
-        return "poor"
-    if value < 0.75:
-        return "moderate"
-    if value < 0.9:
-        return "good"
-    return "excellent"

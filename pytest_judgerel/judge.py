@@ -15,17 +15,16 @@ is never turned into a score.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import _recording
+from .recording import active_recorder
 from .errors import ConfigError
 from .ratings import Ratings
-from .scales import Scale, ScaleLike
+from .scales import Scale, ScaleLike, number_text
 
 
 @dataclass(frozen=True)
@@ -109,8 +108,9 @@ class Judge:
             raise ConfigError(f"template {self._template.name!r} has output {self.output!r} but no axes/keys")
         if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
             raise ConfigError(f"repeats must be an integer >= 1, got {self.repeats!r}")
-        if self.constrain not in ("auto", "always", "never"):
-            raise ConfigError("constrain must be 'auto', 'always' or 'never'")
+        from .llm.endpoint import check_constrain
+
+        check_constrain(self.constrain)
 
     def _judge_scale(self, spec: ScaleLike) -> Scale:
         """The scale as this template uses it: fractional when the template allows
@@ -136,7 +136,8 @@ class Judge:
 
     def fingerprint(self, scale: ScaleLike | None = None, temperature: float | None = None,
                     model: str | None = None) -> dict[str, Any]:
-        """What identifies this judge for baselines: model, prompt hash, sampling parameters."""
+        """What identifies this judge for baselines: model, prompt hash, sampling parameters
+        (hashed into one id by :func:`pytest_judgerel.report.metrics.judge_fingerprint`)."""
         sc = Scale.parse(scale) if scale is not None else self.scale
         fp = {
             "model": model or self.model,
@@ -156,12 +157,13 @@ class Judge:
             # a grammar-constrained judge is a different judge: its grammar enters the fingerprint
             grammar = grammar_for(self.output, sc, self.axes)
             fp["grammar_hash"] = hashlib.sha256(grammar.encode()).hexdigest()[:16]
-        fp["id"] = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
         return fp
 
     def _constrained(self, model: str) -> bool:
         """Whether replies of ``model`` are grammar-constrained (see ``constrain``)."""
-        return self.constrain == "always" or (self.constrain == "auto" and model.startswith("local/"))
+        from .llm.endpoint import is_constrained
+
+        return is_constrained(self.constrain, model)
 
     def with_(self, **changes: Any) -> "Judge":
         """A copy with some settings changed (e.g. ``judge.with_(model="x")``)."""
@@ -362,7 +364,7 @@ class Judge:
 
     def _record_run(self, rows, calls, out, n_reasked: int) -> None:
         failures = [v[2] for v in out.values() if v[2] is not None]
-        _recording.record({
+        active_recorder().record({
             "kind": "judge_run",
             "judge": self.fingerprint(),
             "items": len(rows),
@@ -414,11 +416,11 @@ def grammar_for(output: str, scale: Scale, keys: Sequence[str] | None = None) ->
     if scale.fractional:
         # whole part below the top may take one decimal; the top itself only ".0" (5.5 is not on 0-5)
         below = [str(v) for v in range(int(math.ceil(scale.low)), int(math.floor(scale.high)))]
-        top = _gnum(scale.high)
+        top = number_text(scale.high)
         num = f'("{top}" (".0")? | (' + " | ".join(f'"{w}"' for w in reversed(below)) + ') ("." [0-9])?)'
     else:
         pts = scale.points or []
-        num = "(" + " | ".join(f'"{_gnum(p)}"' for p in sorted(pts, key=lambda v: -len(_gnum(v)))) + ")"
+        num = "(" + " | ".join(f'"{number_text(p)}"' for p in sorted(pts, key=lambda v: -len(number_text(v)))) + ")"
     if output == "number":
         return f"root ::= score\nscore ::= {num}\n"
     if output == "json":
@@ -426,10 +428,6 @@ def grammar_for(output: str, scale: Scale, keys: Sequence[str] | None = None) ->
         return f'root ::= "{{" {parts} "}}"\nscore ::= {num}\n'
     lines = ' "\\n" '.join(f'"{_gesc(k)}: " score' for k in keys or ())
     return f"root ::= {lines}\nscore ::= {num}\n"
-
-
-def _gnum(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
 def _gesc(text: str) -> str:
@@ -481,53 +479,3 @@ def _item_groups(rows: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, lis
         per_item.append(labels)
     common = set.intersection(*(set(p) for p in per_item))
     return {k: [str(p[k]) for p in per_item] for k in sorted(common)}
-
-
-# ---------------------------------------------------------------------- from pytest nodes
-def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, endpoint: Any = None) -> Judge:
-    """Build the ``judge`` fixture's Judge from markers, options and ini.
-
-    ``endpoint`` is the session's (:func:`~pytest_judgerel.llm.resolve_endpoint`); a judge
-    marker's ``model``/``api_base`` refine it.
-    """
-    from .llm.endpoint import resolve_endpoint
-    from .markers import marker_scales
-
-    kw: dict[str, Any] = {}
-    # module, class and function markers merge key by key; the closest one wins per key
-    for mark in reversed(list(node.iter_markers("judge"))):
-        kw.update({k: v for k, v in mark.kwargs.items() if v is not None})
-    axis = node.get_closest_marker("axis")
-    if axis is not None:
-        kw["axis"] = axis.args[0]
-    rep = node.get_closest_marker("repeats")
-    names = marker_scales(node)
-    session_endpoint = endpoint if endpoint is not None else resolve_endpoint(settings=settings)
-    template = kw.pop("template", "stsb")
-    if isinstance(template, str) and "\n" not in template and template.endswith(".txt"):
-        from ._io import input_path
-
-        # a template file named in a marker is relative to the rootdir, like the cache
-        template = input_path(template, "template", base=node.config.rootpath)
-    return Judge(
-        endpoint=resolve_endpoint(kw.pop("model", None), kw.pop("api_base", None), default=session_endpoint),
-        template=template,
-        scale=scale if scale is not None else (names[0] if names else None),
-        scales=tuple(names),
-        temperature=kw.pop("temperature", settings.temperature),
-        max_tokens=kw.pop("max_tokens", settings.max_tokens),
-        repeats=rep.args[0] if rep is not None else settings.repeats,
-        reask=kw.pop("reask", settings.reask),
-        constrain=kw.pop("constrain", settings.constrain),
-        client=client,
-        test_id=node.nodeid,
-        **kw,
-    )
-
-
-def panel_from_node(node: Any, client: Any, settings: Any, endpoint: Any = None) -> JudgePanel:
-    """The ``judge_panel`` fixture: the judge configuration over the marker's models (same server)."""
-    mark = node.get_closest_marker("judge_panel")
-    if mark is None:
-        raise ConfigError(f"{node.nodeid}: the judge_panel fixture needs @pytest.mark.judge_panel('model-a', ...)")
-    return JudgePanel(judge_from_node(node, client, settings, endpoint=endpoint), list(mark.args))

@@ -43,9 +43,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .errors import ParseError
-from .scales import Scale, ScaleLike
+from .scales import Scale, ScaleLike, number_text
+from .templates import SCORE_OUTPUTS
 
-FORMATS = ("number", "json", "axes")
+FORMATS = SCORE_OUTPUTS  # the score-bearing template outputs (one home: templates)
 
 CAUSES = {
     "empty": "the reply is empty or only whitespace",
@@ -129,10 +130,6 @@ def _fail(cause: str, detail: str, reply: Any) -> ParseError:
     return ParseError(f"{cause}: {detail}; reply was {quote_reply(reply)}", reply=raw, cause=cause)
 
 
-def _fmt_num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
 def _same(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
@@ -188,15 +185,15 @@ def _check_on_scale(value: float, scale: Scale, reply: Any, where: str = "") -> 
     if not math.isfinite(value) or value < scale.low - 1e-9 or value > scale.high + 1e-9:
         raise _fail(
             "out_of_range",
-            f"score {_fmt_num(value)}{at} is outside scale {scale.name} "
-            f"({_fmt_num(scale.low)}..{_fmt_num(scale.high)})",
+            f"score {number_text(value)}{at} is outside scale {scale.name} "
+            f"({number_text(scale.low)}..{number_text(scale.high)})",
             reply,
         )
     if not scale.contains(value):
         raise _fail(
             "off_grid",
-            f"score {_fmt_num(value)}{at} is not a step of scale {scale.name} "
-            f"(steps of {_fmt_num(scale.step)}; use a fractional scale to allow it)",
+            f"score {number_text(value)}{at} is not a step of scale {scale.name} "
+            f"(steps of {number_text(scale.step)}; use a fractional scale to allow it)",
             reply,
         )
     return float(value)
@@ -238,7 +235,7 @@ def _number_in(text: str, scale: Scale, reply: Any, where: str = "") -> float:
         raise _fail(
             "bad_denominator",
             f"{bad[0][0]!r}{at} is a fraction of {bad[0][1]}, "
-            f"not of the scale maximum {_fmt_num(scale.high)}",
+            f"not of the scale maximum {number_text(scale.high)}",
             reply,
         )
     found: list[float] = []
@@ -249,7 +246,7 @@ def _number_in(text: str, scale: Scale, reply: Any, where: str = "") -> float:
     if not found:
         raise _fail("no_number", f"no score found{at}", reply)
     if len(found) > 1:
-        shown = ", ".join(_fmt_num(v) for v in found[:6])
+        shown = ", ".join(number_text(v) for v in found[:6])
         raise _fail("ambiguous", f"{len(found)} different candidate scores{at} ({shown})", reply)
     return _check_on_scale(found[0], scale, reply, where)
 
@@ -412,7 +409,7 @@ def parse_axis_lines(reply: Any, axes: Sequence[str], scale: ScaleLike) -> dict[
             if not any(_same(v, u) for u in values):
                 values.append(v)
         if len(values) > 1:
-            shown = ", ".join(_fmt_num(v) for v in values)
+            shown = ", ".join(number_text(v) for v in values)
             raise _fail("ambiguous", f"axis {axis!r} is scored more than once ({shown})", reply)
         out[axis] = values[0]
     return out
@@ -441,21 +438,21 @@ def try_parse(
 def _example_score(scale: Scale) -> str:
     """A plausible score 60% up the scale, on its grid (used in reminders)."""
     if scale.fractional:
-        return _fmt_num(round(scale.low + 0.6 * scale.range, 1))
+        return number_text(round(scale.low + 0.6 * scale.range, 1))
     steps = round(0.6 * scale.range / scale.step)
-    return _fmt_num(round(scale.low + steps * scale.step, 10))
+    return number_text(round(scale.low + steps * scale.step, 10))
 
 
 def format_reminder(fmt: str, scale: ScaleLike, axes: Sequence[str] | None = None) -> str:
     """Text of the one-time re-ask sent after an unreadable reply (names the exact format)."""
     sc = Scale.parse(scale)
-    lo, hi = _fmt_num(sc.low), _fmt_num(sc.high)
+    lo, hi = number_text(sc.low), number_text(sc.high)
     kind = (
         "a number, decimals allowed"
         if sc.fractional
         else "a whole number"
         if sc.step == 1
-        else f"a number in steps of {_fmt_num(sc.step)}"
+        else f"a number in steps of {number_text(sc.step)}"
     )
     example = _example_score(sc)
     if fmt == "number":

@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .assertions import UNIT_RANGE
 from .assertions import _check_threshold, _finish, _metric_record, _parse_failure_lines, _parse_gate
+
+_ANY = (float("-inf"), float("inf"))
 
 __all__ = ["assert_position_consistent", "assert_no_length_bias", "assert_no_self_preference", "assert_pass_rate"]
 
@@ -51,10 +54,10 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     ``max_first_preference``, the share of pairs won by whichever answer is shown first must
     not exceed it either.
     """
-    _check_threshold(min_consistency, "min_consistency")
+    _check_threshold(min_consistency, "min_consistency", UNIT_RANGE)
     _check_use(use, ("estimate", "ci_low"))
     if max_first_preference is not None:
-        _check_threshold(max_first_preference, "max_first_preference")
+        _check_threshold(max_first_preference, "max_first_preference", UNIT_RANGE)
     statistic = "position consistency"
     failures = _parse_failure_lines(result, max_parse_failures)
     if failures:
@@ -117,7 +120,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     the paired t interval instead (stricter).  With ``two_sided`` a drop counts as well
     (the absolute shift is gated).
     """
-    _check_threshold(max_shift, "max_shift")
+    _check_threshold(max_shift, "max_shift", (-1.0, 1.0))
     _check_use(use, ("estimate", "ci_high"))
     statistic = "length shift"
     failures = _parse_failure_lines(result, max_parse_failures)
@@ -168,7 +171,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     mean per-task rank change of the own model (reference rank - judge rank; positive = the
     judge favours itself), or the upper end of its t interval (``use="ci_high"``).
     """
-    _check_threshold(max_rank_change, "max_rank_change")
+    _check_threshold(max_rank_change, "max_rank_change", _ANY)
     _check_use(use, ("estimate", "ci_high"))
     statistic = "self-preference rank change"
     failures = _parse_failure_lines(result, max_parse_failures)
@@ -216,7 +219,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     """
     from .stats.pass_rate import CorrectedPassRate, corrected_pass_rate
 
-    _check_threshold(min_rate, "min_rate")
+    _check_threshold(min_rate, "min_rate", UNIT_RANGE)
     _check_use(use, ("estimate", "ci_low"))
     if isinstance(passed, CorrectedPassRate):
         if calibration is not None or n is not None:

@@ -48,7 +48,7 @@ class Scale:
                     f"scale step {self.step} does not divide the range {self.low}-{self.high}"
                 )
         if not self.name:
-            object.__setattr__(self, "name", f"{_fmt(self.low)}-{_fmt(self.high)}")
+            object.__setattr__(self, "name", f"{number_text(self.low)}-{number_text(self.high)}")
 
     # -- construction -------------------------------------------------
     @classmethod
@@ -96,8 +96,8 @@ class Scale:
     def validate(self, value: float) -> float:
         """Return ``value`` if it lies on the scale, else raise :class:`ScaleError`."""
         if not self.contains(value):
-            grid = "" if self.fractional else f" in steps of {_fmt(self.step)}"
-            raise ScaleError(f"{value!r} is not on scale {self.name} ({_fmt(self.low)}..{_fmt(self.high)}{grid})")
+            grid = "" if self.fractional else f" in steps of {number_text(self.step)}"
+            raise ScaleError(f"{value!r} is not on scale {self.name} ({number_text(self.low)}..{number_text(self.high)}{grid})")
         return value
 
     def normalize(self, value):
@@ -125,7 +125,8 @@ def _num(text) -> float | int:
     return int(f) if f.is_integer() else f
 
 
-def _fmt(v: float) -> str:
+def number_text(v: float) -> str:
+    """A scale number as prompts, grammars and names write it: ``5``, ``2.5`` (never ``5.0``)."""
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 

@@ -34,13 +34,10 @@ def _private_metric_sink():
     """Metric records of the project's own tests (many assert that a gate fails) go to a
     private list, not to the session's judgerel summary, where they would read as failures.
     Runs inside pytester subprocesses are unaffected."""
-    from pytest_judgerel import _recording
+    from pytest_judgerel.recording import recording
 
-    previous = _recording.current_sink()
-    sink: list = []
-    _recording.set_sink(sink)
-    yield sink
-    _recording.set_sink(previous)
+    with recording() as rec:
+        yield rec.records
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pytest_judgerel import (
     assert_nmae_below,
     assert_scale_consistent,
 )
-from pytest_judgerel import _recording
+from pytest_judgerel.recording import recording
 from pytest_judgerel.judge import JudgeFailure
 
 SF = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
@@ -19,10 +19,8 @@ SF = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6,
 
 @pytest.fixture
 def records():
-    sink: list = []
-    _recording.set_sink(sink)
-    yield sink
-    _recording.set_sink(None)
+    with recording() as rec:
+        yield rec.records
 
 
 def consistent(n=40, k=4, noise=0.3, seed=1):
@@ -168,14 +166,11 @@ def test_nmae_below_and_scale_required(records):
         assert_nmae_below(judge.values[:, 0], human.values, 0.2)
 
 
-def test_report_only_records_but_does_not_fail(records):
-    _recording.set_report_only(True)
-    try:
+def test_report_only_records_but_does_not_fail():
+    with recording(report_only=True) as rec:
         res = assert_icc_above(SF, 0.99)
-    finally:
-        _recording.set_report_only(False)
     assert res.value < 0.99
-    assert records[-1]["passed"] is False and records[-1]["report_only"] is True
+    assert rec.records[-1]["passed"] is False and rec.records[-1]["report_only"] is True
 
 
 def test_review_regressions_in_agreement():

@@ -310,7 +310,7 @@ def test_the_embedded_model_writes_a_four_paragraph_backstory_when_constrained(s
     from pytest_judgerel.llm import LLMClient, LLMSettings
     from pytest_judgerel.llm.local import local_model_available
     from pytest_judgerel.mindeval.backstory import BACKSTORY_GRAMMAR, backstory_request, generate_backstories
-    from pytest_judgerel.mindeval.fixtures import patient_settings
+    from pytest_judgerel.plugin.mindeval import patient_settings
     from pytest_judgerel.mindeval.profiles import sample_profiles
 
     class Node:
@@ -410,27 +410,43 @@ def test_thresholds_outside_the_statistics_range_are_rejected():
 
 
 # ---------------------------------------------------------------- 11. the fake server
-def test_the_fake_servers_port_is_not_keyed_and_it_answers_on_the_prompts_scale(tmp_path):
+def test_the_fake_server_answers_on_the_prompts_scale(tmp_path):
     from pytest_judgerel import Judge
     from pytest_judgerel.llm import LLMClient, LLMSettings
     from pytest_judgerel.llm.fake_server import FakeLLMServer
 
     items = [{"sentence1": f"s{i}", "sentence2": "t"} for i in range(12)]
-    with LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"))) as client:
-        with FakeLLMServer(latency=0.0) as first:
-            ratings = Judge(model="openai/fake", api_base=first.url, api_key="k", scale="0-100",
-                            client=client).rate(items, repeats=1)
-        assert ratings.values.max() > 10 and ratings.values.max() <= 100  # the 0-100 scale, not 0-10
-        with FakeLLMServer(latency=0.0) as second:
-            assert second.port != first.port
-            again = Judge(model="openai/fake", api_base=second.url, api_key="k", scale="0-100",
-                          client=client).rate(items, repeats=1)
-            assert second.requests == 0  # every answer replayed from the first server's run
-    np.testing.assert_array_equal(ratings.values, again.values)
+    with LLMClient(LLMSettings(cache_mode="off")) as client, FakeLLMServer(latency=0.0) as server:
+        for scale, high in (("0-100", 100), ("0-5", 5)):
+            values = Judge(model="openai/fake", api_base=server.url, api_key="k", scale=scale,
+                           client=client).rate(items, repeats=1).values
+            assert values.min() >= 0 and values.max() <= high
+            if high == 100:
+                assert values.max() > 10  # the 0-100 scale, not 0-10
+
+
+FIXTURE_TWICE = """
+from pytest_judgerel import Judge
+
+def test_uses_the_fake_server(fake_llm_server, judgerel_client):
+    Judge(model="openai/fake", api_base=fake_llm_server.url, client=judgerel_client).rate(
+        [{"sentence1": f"s{i}", "sentence2": "t"} for i in range(5)], repeats=2)
+    print("REQUESTS", fake_llm_server.requests)
+"""
+
+
+def test_a_rerun_with_the_fake_llm_server_fixture_replays(pytester, tmp_path, monkeypatch):
+    """The fixture's server keeps its URL (part of every key) across runs: the second run makes no request."""
+    monkeypatch.setenv("JUDGEREL_API_KEY", "k")
+    pytester.makepyfile(test_twice=FIXTURE_TWICE)
+    first = pytester.runpytest("-s", "-p", "no:xdist", f"--judgerel-cache-dir={tmp_path / 'c'}")
+    second = pytester.runpytest("-s", "-p", "no:xdist", f"--judgerel-cache-dir={tmp_path / 'c'}")
+    assert "REQUESTS 10" in first.stdout.str()
+    assert "REQUESTS 0" in second.stdout.str()
 
 
 def test_the_fake_llm_server_fixture_documents_its_knobs():
-    from pytest_judgerel import fixtures
+    from pytest_judgerel.plugin import fixtures
 
     doc = fixtures.fake_llm_server.__doc__ or ""
     for knob in (".responder", ".scale", ".latency", ".faults", ".reset()", ".requests"):

@@ -74,6 +74,7 @@ def test_judge_on_the_real_server_rates_every_item_then_replays(pytester, llama,
     no parse failure and no re-ask; then a replay run answers every call from the cache."""
     pytester.makepyfile(test_judge=JUDGE_TESTS.replace("{url}", llama.url))
     common = [f"--judge-model={llama.model}", f"--judge-api-base={llama.url}", "--judgerel-constrain=always",
+              "--judgerel-timeout=600",
               f"--judgerel-cache-dir={tmp_path / 'cache'}", "-p", "no:cacheprovider"]
     first = pytester.runpytest(*common, f"--judgerel-json={tmp_path / 'record.json'}")
     first.assert_outcomes(passed=4)
@@ -99,7 +100,7 @@ MINDEVAL_TEST = """
 import pytest
 from pytest_judgerel.mindeval.backstory import paragraph_count
 
-@pytest.mark.patients(n=1, seed=3, turns=2, variant="default")
+@pytest.mark.patients(n=1, seed=3, turns=2, variant="default", max_tokens=120)
 def test_interaction_with_backstory_then_judged(interaction, mindeval_judge):
     assert paragraph_count(interaction.profile.member_narrative) == 4   # Figures 5-6: four paragraphs
     assert [m["role"] for m in interaction.messages] == ["user", "assistant", "user"]
@@ -112,8 +113,10 @@ def test_interaction_with_backstory_then_judged(interaction, mindeval_judge):
 def test_mindeval_interaction_with_backstory_on_the_real_server(pytester, llama, clean_env, tmp_path):
     """Backstory, patient, clinician and judge all reach the server given by --judge-api-base."""
     pytester.makepyfile(test_mindeval=MINDEVAL_TEST.replace("{url}", llama.url))
+    # prompt processing is the cost here: ~50 tokens/s on these CPUs, and the backstory and judge
+    # prompts are ~2,700 and ~3,000 tokens (about a minute each), so a call may take minutes under load
     result = pytester.runpytest(f"--judge-model={llama.model}", f"--judge-api-base={llama.url}",
-                                "--judgerel-constrain=always", "--judge-max-tokens=400",
+                                "--judgerel-constrain=always", "--judge-max-tokens=400", "--judgerel-timeout=900",
                                 f"--judgerel-cache-dir={tmp_path / 'cache'}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 

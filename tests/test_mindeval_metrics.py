@@ -149,11 +149,8 @@ def test_ranking_agreement_between_leaderboards():
         ranking_agreement(a, {"x": 1})
 
 
-def test_assert_mindeval_score_passes_fails_and_records(monkeypatch):
-    import pytest_judgerel._recording as rec_mod
-
-    records = []
-    monkeypatch.setattr(rec_mod, "record", records.append)
+def test_assert_mindeval_score_passes_fails_and_records(_private_metric_sink):
+    records = _private_metric_sink
     good = [js(0, [4, 4, 4, 4, 4]), js(1, [3, 3, 3, 3, 3])]
     assert assert_mindeval_score(good, min_mean=3.4) == pytest.approx(3.5)
     assert records[-1]["kind"] == "mindeval_score" and records[-1]["passed"] is True
@@ -170,11 +167,8 @@ def test_assert_mindeval_score_passes_fails_and_records(monkeypatch):
         assert_mindeval_score(good, axis="XYZ")
 
 
-def test_assert_judge_agrees_with_humans(monkeypatch):
-    import pytest_judgerel._recording as rec_mod
-
-    records = []
-    monkeypatch.setattr(rec_mod, "record", records.append)
+def test_assert_judge_agrees_with_humans(_private_metric_sink):
+    records = _private_metric_sink
     patients = [f"p{i // 3}" for i in range(12)]
     systems = ["a", "b", "c"] * 4
     human = np.array([[v, v + 0.5] for v in [5, 3, 1, 4, 2, 1, 6, 4, 2, 5, 4, 1]], dtype=float)

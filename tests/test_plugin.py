@@ -55,7 +55,7 @@ def test_markers_registered_and_strict_markers_clean(pytester):
         ('repeats(0)', "takes one integer >= 1"),
         ('repeats("3")', "takes one integer >= 1"),
         ('patients(n=0)', "n=0 must be an integer >= 1"),
-        ('patients(turns=None)', "turns=None must be an integer >= 1"),
+        ('patients(turns=None)', "turns=None must be int"),
         ('patients(seed=-1)', "seed=-1 must be an integer >= 0"),
         ('patients(severity="very")', "severity='very' must be one of"),
     ],

@@ -7,7 +7,6 @@ import pytest
 from pytest_judgerel import (
     Judge,
     JudgeReliabilityFailure,
-    _recording,
     assert_no_length_bias,
     assert_no_self_preference,
     assert_pass_rate,
@@ -15,6 +14,7 @@ from pytest_judgerel import (
     probes,
 )
 from pytest_judgerel.llm import LLMClient, LLMSettings
+from pytest_judgerel.recording import recording
 from pytest_judgerel.report.schema import REPORT_SCHEMA
 from pytest_judgerel.stats import JudgeCalibration, corrected_pass_rate
 
@@ -97,12 +97,9 @@ def test_position_gate_with_no_readable_pair(client, scripted):
 def test_report_only_records_and_does_not_fail(client, scripted, _private_metric_sink):
     res = probes.position_bias(Judge(model=scripted("scripted/firsty", lambda m, **p: "[[A]]"), client=client),
                                PAIRS[:4])
-    _recording.set_report_only(True)
-    try:
+    with recording(report_only=True) as recorder:
         assert assert_position_consistent(res, min_consistency=0.9) is res
-    finally:
-        _recording.set_report_only(False)
-    rec = _last(_private_metric_sink, "position_bias")
+    rec = _last(recorder.records, "position_bias")
     assert rec["passed"] is False and rec["report_only"] is True
 
 

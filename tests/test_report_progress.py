@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_judgerel.report.progress import JudgeProgress
+from pytest_judgerel.plugin.progress import JudgeProgress
 
 
 class FakeWriter:
@@ -139,7 +139,7 @@ def test_non_tty_writes_at_most_one_line_per_interval() -> None:
 
 CONFTEST = '''
 import pytest
-from pytest_judgerel.report.progress import JudgeProgress
+from pytest_judgerel.plugin.progress import JudgeProgress
 
 PROGRESS = []
 
@@ -246,7 +246,7 @@ def test_tty_progress_leaves_the_result_line_intact(pytester: pytest.Pytester) -
 def test_from_config_returns_one_registered_instance(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("""
 import pytest
-from pytest_judgerel.report.progress import JudgeProgress
+from pytest_judgerel.plugin.progress import JudgeProgress
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):

@@ -20,10 +20,28 @@ from typing import Any, Mapping
 
 from pytest_judgerel.errors import ConfigError
 
-__all__ = ["Endpoint", "resolve_endpoint", "as_endpoint", "default_model", "EMBEDDED_LABEL"]
+__all__ = ["Endpoint", "resolve_endpoint", "as_endpoint", "default_model", "check_constrain", "is_constrained",
+           "CONSTRAIN_MODES",
+           "EMBEDDED_LABEL"]
 
 EMBEDDED_LABEL = "embedded SmolLM2-135M-Instruct via llama.cpp: a weak judge, for offline runs only"
 _IN_PROCESS = ("local/", "scripted/")
+
+#: When replies are grammar-constrained: ``auto`` only on the embedded model (it needs it to
+#: answer in format), ``always`` on any llama.cpp-compatible server too, ``never``.
+CONSTRAIN_MODES = ("auto", "always", "never")
+
+
+def is_constrained(mode: str, model: str) -> bool:
+    """Whether replies of ``model`` get a grammar under constrain ``mode`` (the one rule)."""
+    return check_constrain(mode) == "always" or (mode == "auto" and model.startswith("local/"))
+
+
+def check_constrain(mode: Any) -> str:
+    """``mode`` if it is one of :data:`CONSTRAIN_MODES`, else a ConfigError naming them."""
+    if mode not in CONSTRAIN_MODES:
+        raise ConfigError(f"constrain must be one of {', '.join(CONSTRAIN_MODES)}, got {mode!r}")
+    return mode
 
 
 @dataclass(frozen=True)
@@ -66,6 +84,10 @@ class Endpoint:
     def in_process(self) -> bool:
         """True for models answered inside this process (embedded or scripted)."""
         return self.model.startswith(_IN_PROCESS)
+
+    def constrained(self, mode: str) -> bool:
+        """Whether this endpoint's replies get a grammar under constrain ``mode``."""
+        return is_constrained(mode, self.model)
 
     def request_fields(self) -> dict[str, Any]:
         """``model``, ``api_base`` and ``api_key`` for an :class:`~pytest_judgerel.llm.LLMRequest`."""
@@ -122,7 +144,7 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
     """The one resolution of model + api_base + api_key (module docstring for the order).
 
     ``settings`` are the session's resolved settings (``model``, ``api_base`` and their
-    ``sources``); without them the environment is read.  ``default`` is an already
+    ``sources`` attributes); without them the environment is read.  ``default`` is an already
     resolved endpoint (e.g. the session's) that explicit arguments refine.
     """
     if default is not None and model is None and api_base is None and api_key is None:
@@ -133,15 +155,14 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
             model, source = default.model, default.source
         api_base = api_base if api_base is not None else default.api_base
         api_key = api_key if api_key is not None else default.api_key
-    values: Mapping[str, Any] = getattr(settings, "values", None) or {}
-    sources: Mapping[str, str] = values.get("sources") or {}
+    sources: Mapping[str, str] = getattr(settings, "sources", None) or {}
     if model is None:
-        if values.get("model"):
-            model, source = values["model"], sources.get("model", "settings")
+        if getattr(settings, "model", None):
+            model, source = settings.model, sources.get("model", "settings")
         elif settings is None and _env("JUDGEREL_MODEL"):
             model, source = _env("JUDGEREL_MODEL"), "env JUDGEREL_MODEL"
     if api_base is None and default is None:
-        api_base = values.get("api_base") if settings is not None else _env("JUDGEREL_API_BASE")
+        api_base = getattr(settings, "api_base", None) if settings is not None else _env("JUDGEREL_API_BASE")
     if api_key is None and default is None:
         api_key = _env("JUDGEREL_API_KEY")
     if model is None:

@@ -33,7 +33,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["FakeLLMServer", "FaultPlan", "FakeRequest", "default_responder", "scale_in_prompt", "FAULT_KINDS"]
+__all__ = ["FakeLLMServer", "FaultPlan", "FakeRequest", "default_responder", "scale_in_prompt", "stable_port",
+           "FAULT_KINDS"]
 
 FAULT_KINDS = ("429", "500", "503", "timeout", "disconnect", "malformed", "empty")
 
@@ -110,6 +111,13 @@ def default_responder(request: FakeRequest, scale: tuple[int, int] | None = None
     return str(low + int.from_bytes(digest[:4], "big") % (high - low + 1))
 
 
+def stable_port(name: str) -> int:
+    """A port derived from ``name`` (e.g. a test's node id), in 20000-31999: below Linux's
+    ephemeral range, so a server that prefers it gets the same URL, hence the same cache keys,
+    run after run."""
+    return 20000 + int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16) % 12000
+
+
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
             500: "Internal Server Error", 503: "Service Unavailable"}
 
@@ -124,7 +132,8 @@ class FakeLLMServer:
     ``latency``: seconds each answer takes; ``faults``: a :class:`FaultPlan`;
     ``responder``: ``fn(FakeRequest) -> str`` giving the reply text (replaceable at any
     time through ``server.responder``); ``scale``: ``(low, high)`` or ``"0-5"`` for the
-    default responder (default: the range stated in the prompt).
+    default responder (default: the range stated in the prompt); ``port``: the port to prefer
+    (0: any free one; a taken port falls back to any).
     """
 
     def __init__(
@@ -133,6 +142,7 @@ class FakeLLMServer:
         faults: FaultPlan | None = None,
         responder: Callable[[FakeRequest], str] | None = None,
         scale: Any = None,
+        port: int = 0,
     ):
         self.latency = float(latency)
         self.faults = faults or FaultPlan()
@@ -149,6 +159,7 @@ class FakeLLMServer:
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
         self._writers: set = set()
+        self.preferred_port = int(port)
         self.port = 0
         self.in_flight = 0
         self.max_in_flight = 0  # the most chat requests being answered at once
@@ -164,9 +175,14 @@ class FakeLLMServer:
             loop = asyncio.new_event_loop()
             self._loop = loop
             try:
-                self._server = loop.run_until_complete(
-                    asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=512)
-                )
+                try:  # the preferred port when free (stable URL, stable cache keys), else any
+                    self._server = loop.run_until_complete(
+                        asyncio.start_server(self._handle, "127.0.0.1", self.preferred_port, backlog=512))
+                except OSError:
+                    if not self.preferred_port:
+                        raise
+                    self._server = loop.run_until_complete(
+                        asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=512))
                 self.port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:  # pragma: no cover - bind failure
                 failure.append(exc)

@@ -7,10 +7,9 @@ at temperature > 0 stay distinct; cf. promptfoo#360 where repeats and caching
 conflicted).  API keys, timeouts, retry settings and metadata are excluded, so a
 key never carries a secret and a changed timeout never invalidates a cassette.
 
-The port of a loopback ``api_base`` (127.0.0.1, localhost, ::1) is not keyed: test
-servers (the fake server, a llama.cpp server started by a fixture) bind a free port
-per run, and keying it would make every run a miss and grow the cache without end.
-The model name, scheme, host and path still are.
+The whole ``api_base`` is keyed (a trailing slash aside): two servers are two judges, even on
+one host.  Test servers therefore prefer a stable port (see
+:func:`pytest_judgerel.llm.fake_server.stable_port`), so a re-run replays.
 """
 
 from __future__ import annotations
@@ -35,21 +34,9 @@ def canonical_json(value: Any) -> str:
         raise ConfigError(f"request field is not JSON-serialisable for the cache key: {exc}") from exc
 
 
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
 def key_api_base(api_base: str | None) -> str | None:
-    """The api_base as keyed: trailing slash dropped; no port for a loopback host."""
-    if not api_base:
-        return None
-    from urllib.parse import urlsplit
-
-    url = api_base.rstrip("/")
-    parts = urlsplit(url)
-    if parts.hostname in _LOOPBACK and parts.port is not None:
-        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-        return f"{parts.scheme}://{host}{parts.path}"
-    return url
+    """The api_base as keyed: the whole URL, trailing slash dropped."""
+    return api_base.rstrip("/") if api_base else None
 
 
 def _float_or_none(value: Any) -> float | None:

@@ -1,7 +1,9 @@
 """Plain assertion helpers for MindEval tests (the plugin wires fixtures and markers around them).
 
-Each helper raises :class:`AssertionError` with a readable message and records a metric record
-(see docs/architecture.md) through ``pytest_judgerel._recording.record`` when available.
+Each helper records a metric record per statistic with the active recorder
+(:mod:`pytest_judgerel.recording`) and raises
+:class:`~pytest_judgerel.assertions.JudgeReliabilityFailure` (an ``AssertionError``) with a
+readable message, except in report-only mode, where it records and returns.
 """
 
 from __future__ import annotations
@@ -14,14 +16,18 @@ from pytest_judgerel.errors import ConfigError
 __all__ = ["assert_mindeval_score", "assert_judge_agrees_with_humans"]
 
 
-def _record(rec: dict[str, Any]) -> None:
-    try:
-        from pytest_judgerel import _recording
-    except ImportError:  # pragma: no cover - the module is part of the package
-        return
-    record = getattr(_recording, "record", None)
-    if callable(record):
-        record(rec)
+def _finish(records: Sequence[dict[str, Any]], problems: Sequence[str], title: str) -> None:
+    """Record every record; raise unless all passed or the recorder is in report-only mode."""
+    from pytest_judgerel.assertions import JudgeReliabilityFailure
+    from pytest_judgerel.recording import active_recorder
+
+    recorder = active_recorder()
+    for rec in records:
+        if recorder.report_only and not rec.get("passed"):
+            rec["report_only"] = True
+        recorder.record(rec)
+    if problems and not recorder.report_only:
+        raise JudgeReliabilityFailure(f"{title}: " + "; ".join(problems), records[0] if records else None)
 
 
 def _base(kind: str, statistic: str, value: float | None, n: int, threshold: float | None, direction: str,
@@ -85,14 +91,12 @@ def assert_mindeval_score(
         key=lambda t: t[1],
     )[:5]
     passed = not problems
-    _record(_base(
+    _finish([_base(
         "mindeval_score", f"mean {'5-axis score' if axis is None else axis} (1-6)",
         None if math.isnan(mean) else mean, len(values), min_mean, "min", passed,
         groups=groups, worst_items=[{"item": i, "detail": f"{v:.2f}"} for i, v in worst],
         judge=judge.fingerprint() if hasattr(judge, "fingerprint") else judge, parse_failures=failures,
-    ))
-    if problems:
-        raise AssertionError("MindEval score check failed: " + "; ".join(problems))
+    )], problems, "MindEval score check failed")
     return mean
 
 
@@ -122,6 +126,7 @@ def assert_judge_agrees_with_humans(
         raise ConfigError("min_mipsa needs patients= (systems are compared within a patient)")
     out: dict[str, float] = {}
     problems = []
+    records = []
     failures = sum(1 for s in judge_scores if s is None or (hasattr(s, "scores") and s.scores is None))
     fp = judge.fingerprint() if hasattr(judge, "fingerprint") else judge
     if min_kendall is not None:
@@ -130,8 +135,8 @@ def assert_judge_agrees_with_humans(
         out["kendall"] = kt.vs_average
         groups = {f"annotator {j}": {"value": None if math.isnan(v) else v, "ci": None, "n": None,
                                      "passed": None} for j, v in enumerate(kt.per_annotator)}
-        _record(_base("agreement", "Kendall tau-b vs average annotator", kt.vs_average, kt.n, min_kendall,
-                      "min", ok, groups=groups, judge=fp, parse_failures=failures))
+        records.append(_base("agreement", "Kendall tau-b vs average annotator", kt.vs_average, kt.n, min_kendall,
+                             "min", ok, groups=groups, judge=fp, parse_failures=failures))
         if not ok:
             problems.append(f"Kendall tau vs average annotator {kt.vs_average:.3f} < {min_kendall:g} (n={kt.n})")
     if min_mipsa is not None:
@@ -140,11 +145,11 @@ def assert_judge_agrees_with_humans(
         out["mipsa"] = mp.vs_average
         groups = {f"annotator {j}": {"value": None if math.isnan(v) else v, "ci": None, "n": None,
                                      "passed": None} for j, v in enumerate(mp.per_annotator)}
-        _record(_base("agreement", f"MIPSA vs average annotator (ties={ties})", mp.vs_average,
-                      mp.n_interactions, min_mipsa, "min", ok, groups=groups, judge=fp, parse_failures=failures))
+        records.append(_base("agreement", f"MIPSA vs average annotator (ties={ties})", mp.vs_average,
+                             mp.n_interactions, min_mipsa, "min", ok, groups=groups, judge=fp,
+                             parse_failures=failures))
         if not ok:
             problems.append(f"MIPSA vs average annotator {mp.vs_average:.3f} < {min_mipsa:g} "
                             f"({mp.n_interactions} patients)")
-    if problems:
-        raise AssertionError("judge disagrees with humans: " + "; ".join(problems))
+    _finish(records, problems, "judge disagrees with humans")
     return out

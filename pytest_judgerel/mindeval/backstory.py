@@ -55,11 +55,8 @@ def backstory_request(
     from pytest_judgerel.mindeval.prompts import render_profile_prompt
 
     endpoint = as_endpoint(model, api_base, api_key)
-    if constrain not in ("auto", "always", "never"):
-        raise ConfigError(f"constrain must be 'auto', 'always' or 'never', got {constrain!r}")
-    constrained = constrain == "always" or (constrain == "auto" and endpoint.embedded)
     return LLMRequest(
-        **endpoint.request_fields(), grammar=BACKSTORY_GRAMMAR if constrained else None,
+        **endpoint.request_fields(), grammar=BACKSTORY_GRAMMAR if endpoint.constrained(constrain) else None,
         messages=({"role": "user", "content": render_profile_prompt(profile)},),
         temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens,
         sample_index=sample_index, namespace=namespace,

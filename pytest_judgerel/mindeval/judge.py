@@ -208,7 +208,7 @@ class FewShotExample:
         details = "\n".join(
             f"- {label}: {attrs[key]}" for label, key in _MEMBER_DETAIL_FIELDS
         )
-        score_lines = "\n".join(f"{AXES[a]}: {_fmt(self.scores[a])}" for a in AXES)
+        score_lines = "\n".join(f"{AXES[a]}: {_score_text(self.scores[a])}" for a in AXES)
         return (f"<member_details>\n{details}\n</member_details>\n\n"
                 f"<conversation>\n{render_conversation(self.messages)}\n</conversation>\n\n{score_lines}")
 
@@ -224,7 +224,8 @@ _MEMBER_DETAIL_FIELDS = (
 )
 
 
-def _fmt(v: float) -> str:
+def _score_text(v: float) -> str:
+    """A few-shot target score as the judge prompt shows it (3, 3.5)."""
     return f"{v:g}"
 
 
@@ -306,9 +307,8 @@ class MindEvalJudge:
 
         if not isinstance(model, Endpoint) and (not isinstance(model, str) or not model):
             raise ConfigError(f"MindEvalJudge model must be a litellm model name or an Endpoint, got {model!r}")
-        if constrain not in ("auto", "always", "never"):
-            raise ConfigError(f"constrain must be 'auto', 'always' or 'never', got {constrain!r}")
         self.endpoint = as_endpoint(model, api_base, api_key)
+        self.endpoint.constrained(constrain)  # validates the mode
         self.model = self.endpoint.model
         self.constrain = constrain
         self.client = client
@@ -341,7 +341,7 @@ class MindEvalJudge:
         from pytest_judgerel.llm import LLMRequest
 
         grammar = None
-        if self.constrain == "always" or (self.constrain == "auto" and self.endpoint.embedded):
+        if self.endpoint.constrained(self.constrain):
             # the embedded model only produces the five-line format when constrained to it
             from pytest_judgerel.judge import grammar_for
             from pytest_judgerel.scales import Scale

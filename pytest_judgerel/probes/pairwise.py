@@ -23,7 +23,6 @@ no default model or endpoint is ever used.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -105,14 +104,13 @@ def pairwise_fingerprint(judge: Any, template: Any) -> dict[str, Any]:
     fp.pop("grammar_hash", None)
     if _constrained(judge):
         fp["grammar_hash"] = hashlib.sha256(PAIRWISE_GRAMMAR.encode()).hexdigest()[:16]
-    fp.pop("id", None)
-    fp["id"] = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
     return fp
 
 
 def _constrained(judge: Any) -> bool:
-    mode = getattr(judge, "constrain", "auto")
-    return mode == "always" or (mode == "auto" and str(judge.model).startswith("local/"))
+    from ..llm.endpoint import is_constrained
+
+    return is_constrained(getattr(judge, "constrain", "auto"), str(judge.model))
 
 
 def build_request(judge: Any, messages: Sequence[Mapping[str, str]], sample_index: int = 0) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .. import _recording
+from ..recording import active_recorder
 from ..errors import ConfigError
 
 __all__ = ["PositionBiasResult", "position_bias"]
@@ -104,7 +104,7 @@ def position_bias(judge: Any, pairs: Any, *, template: Any = None,
                                              reply=error.reply, reasked=reasked))
     fp = pairwise_fingerprint(judge, tmpl)
     n_reasked = sum(r[3] for r in results)
-    _recording.record({
+    active_recorder().record({
         "kind": "judge_run", "judge": fp, "items": len(rows), "calls": len(requests) + n_reasked,
         "reasked": n_reasked, "parse_failures": len(failures), "failures": [f.to_dict() for f in failures[:20]],
         "passed": not failures,

@@ -194,7 +194,9 @@ def updated_baseline(previous: Mapping[str, Any] | None, report: Mapping[str, An
 
 # ---------------------------------------------------------------------- compare
 def _fmt(v: float | None) -> str:
-    return "undefined" if v is None else f"{v:.4f}"
+    from .fmt import fmt_number
+
+    return fmt_number(v, missing="undefined")
 
 
 def compare_point(nodeid: str, name: str, entry: Mapping[str, Any], point: MetricPoint,

@@ -110,7 +110,7 @@ def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any],
 def build_report(session: Any, exitstatus: int | None = None) -> dict[str, Any]:
     """The report of one session: every test with metric records, plus totals and what pytest
     reported (every test's outcome, the exit status, an interruption)."""
-    settings = session.settings.values
+    settings = session.settings.as_dict()
     tests = [{"nodeid": r["nodeid"], "outcome": r.get("outcome", "passed"), "worker": r.get("worker"),
               "records": list(r.get("records", [])), "calls": dict(r.get("calls", {}))}
              for r in session.results.values()]

@@ -19,6 +19,7 @@ import sys
 from typing import Any, Callable, Sequence, TextIO
 
 from .baseline import DEFAULT_MAX_ICC_DROP, DEFAULT_MAX_NMAE_RISE, Tolerances, compare_with_file
+from .fmt import fmt_number
 from .io import read_json, write_json_atomic, write_text_atomic
 from .schema import BASELINE_SCHEMA_ID, ReportFormatError, validate_baseline, validate_report
 
@@ -122,10 +123,6 @@ def cmd_history_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.4f}"
-
-
 def cmd_history_compare(args: argparse.Namespace) -> int:
     from .history import compare_runs, find_run, list_runs, load_run, metric_table
     from .terminal import write_baseline_section
@@ -140,7 +137,7 @@ def cmd_history_compare(args: argparse.Namespace) -> int:
             print(f"#{r.number}: {', '.join(r.models) if r.models else '(no judge)'}")
         print("test / metric".ljust(60) + "".join(f"#{r.number}".rjust(10) for r in chosen))
         for (nodeid, metric), values in table.items():
-            print(f"{nodeid} {metric}"[:60].ljust(60) + "".join(_fmt(v).rjust(10) for v in values))
+            print(f"{nodeid} {metric}"[:60].ljust(60) + "".join(fmt_number(v).rjust(10) for v in values))
         return 0
     if args.runs and len(args.runs) != 2:
         raise ReportFormatError("history compare takes two runs (or none: the last two)")
@@ -158,7 +155,7 @@ def cmd_history_compare(args: argparse.Namespace) -> int:
     write_baseline_section(_Printer(sys.stdout), d)
     for e in comp.entries:
         if e.status in ("pass", "improved", "within_noise", "regression"):
-            print(f"  {e.nodeid} {e.metric}: {_fmt(e.baseline)} -> {_fmt(e.current)} "
+            print(f"  {e.nodeid} {e.metric}: {fmt_number(e.baseline)} -> {fmt_number(e.current)} "
                   f"({e.delta:+.4f}) {e.status}" if e.delta is not None else
                   f"  {e.nodeid} {e.metric}: {e.status} ({e.reason})")
     return 1 if comp.regressions else 0

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .metrics import is_metric_record
 from .terminal import totals_line
+from .fmt import fmt_number
 from .verdict import checks, record_verdict
 
 PASS = "#2e7d32"
@@ -46,8 +47,7 @@ from .metrics import _num  # noqa: E402  (one definition of 'a finite float or N
 
 
 def _f(v: Any, digits: int = 3) -> str:
-    n = _num(v)
-    return "-" if n is None else f"{n:.{digits}f}"
+    return fmt_number(_num(v), digits)
 
 
 def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:

@@ -53,6 +53,16 @@ _RECORD = {
         "scales": {"type": "array", "items": {"type": "string"}},
         "matrix": {"type": "array", "items": {"type": "array", "items": _NUM_OR_NULL}},
         "item_scores": {"type": "object", "additionalProperties": _NUM_OR_NULL},
+        "error": {"type": "string"},
+        "checks": {"type": "array", "items": {
+            "type": "object", "required": ["statistic", "value", "threshold", "direction", "passed"],
+            "properties": {"statistic": {"type": "string"}, "value": _NUM_OR_NULL, "ci": _CI,
+                           "threshold": _NUM_OR_NULL, "direction": {"enum": ["min", "max"]},
+                           "passed": {"type": ["boolean", "null"]}},
+            "additionalProperties": False}},
+        "use": {"enum": ["estimate", "ci_low"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "n_omitted": {"type": "integer", "minimum": 0},
     },
     "additionalProperties": True,
 }

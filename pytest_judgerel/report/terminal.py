@@ -6,23 +6,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from .fmt import fmt_number
 from .metrics import is_metric_record
 from .verdict import checks, record_verdict
 
 _MAX_LISTED = 10
 
 
-def _fmt(v: Any, digits: int = 4) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return str(v)
-
-
 def _ci_text(ci: Any) -> str:
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
-        return f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]"
+        return f"[{fmt_number(ci[0], 3)}, {fmt_number(ci[1], 3)}]"
     return "-"
 
 
@@ -52,7 +45,7 @@ def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[
                     mark = verdict
                 else:
                     mark = "PASS"
-                value = "not computed" if check.get("value") is None and rec.get("error") else _fmt(check.get("value"))
+                value = "not computed" if check.get("value") is None and rec.get("error") else fmt_number(check.get("value"))
                 rows.append((name if i == 0 else "", str(check.get("statistic")), value,
                              _ci_text(check.get("ci", rec.get("ci") if i == 0 else None)), _threshold_text(check),
                              mark))
@@ -61,7 +54,7 @@ def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[
                     continue
                 gv = info.get("nmae") if rec.get("statistic") == "nMAE" else info.get("value")
                 gverdict = "ok" if info.get("passed") else {"FAIL*": "fail*", "CAUGHT": "caught"}.get(verdict, "fail")
-                rows.append((f"    {g}", "", _fmt(gv), _ci_text(info.get("ci")), "", gverdict))
+                rows.append((f"    {g}", "", fmt_number(gv), _ci_text(info.get("ci")), "", gverdict))
     return rows
 
 

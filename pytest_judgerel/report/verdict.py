@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .fmt import fmt_number
+
 __all__ = ["checks", "record_verdict", "failed_checks", "FAILED_OUTCOMES"]
 
 FAILED_OUTCOMES = frozenset({"failed", "error", "interrupted", "crashed"})
@@ -41,10 +43,6 @@ def record_verdict(rec: Mapping[str, Any], test_outcome: str | None, report_only
     return "FAIL"
 
 
-def _fmt(v: Any) -> str:
-    return f"{v:.4f}" if isinstance(v, float) else str(v)
-
-
 def failed_checks(test: Mapping[str, Any]) -> list[str]:
     """One line per failed check of the test's metric records (for the gate's reasons)."""
     from .metrics import is_metric_record
@@ -60,7 +58,7 @@ def failed_checks(test: Mapping[str, Any]) -> list[str]:
         bad = [c for c in checks(rec) if c.get("passed") is False]
         for c in bad:
             op = "<" if c.get("direction") != "max" else ">"
-            lines.append(f"{c['statistic']}{label} {_fmt(c.get('value'))} {op} threshold {c.get('threshold')}")
+            lines.append(f"{c['statistic']}{label} {fmt_number(c.get('value'))} {op} threshold {c.get('threshold')}")
         if not bad:  # every pooled check passed: a group (or the parse-failure gate) failed
             groups = [g for g, info in (rec.get("groups") or {}).items()
                       if isinstance(info, Mapping) and info.get("passed") is False]

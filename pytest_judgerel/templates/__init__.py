@@ -32,9 +32,12 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import ConfigError
-from ..scales import Scale, ScaleLike
+from ..scales import Scale, ScaleLike, number_text
 
-OUTPUT_FORMATS = ("number", "json", "axes", "pairwise")
+#: replies that carry scores (parsed by :mod:`pytest_judgerel.parsing`), and every output a
+#: template may declare (``pairwise``: an A/B/tie verdict, parsed by ``probes.pairwise``)
+SCORE_OUTPUTS = ("number", "json", "axes")
+OUTPUT_FORMATS = SCORE_OUTPUTS + ("pairwise",)
 
 SCALE_PLACEHOLDERS = {
     "min": "lower bound of the scale (as in the paper's tables)",
@@ -270,21 +273,17 @@ def load_template(spec: "Template | str | Path") -> Template:
     return parse_template(spec)
 
 
-def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
 def scale_values(scale: ScaleLike) -> dict[str, str]:
     """The text each scale placeholder becomes for ``scale`` (see :data:`SCALE_PLACEHOLDERS`)."""
     sc = Scale.parse(scale)
-    lo, hi = _fmt(sc.low), _fmt(sc.high)
+    lo, hi = number_text(sc.low), number_text(sc.high)
     vals = {"min": lo, "max": hi, "min_score": lo, "max_score": hi,
             "min_f": f"{sc.low:.1f}", "max_f": f"{sc.high:.1f}"}
     edges = [sc.low + i * sc.range / 5 for i in range(6)]
     for i in range(1, 6):
         start = edges[0] if i == 1 else edges[i - 1] + 0.1
         vals[f"band{i}"] = f"{start:.1f}–{edges[i]:.1f}"
-    vals["decimal_example"] = _fmt(math.floor(sc.low + 0.7 * sc.range) + 0.5)
+    vals["decimal_example"] = number_text(math.floor(sc.low + 0.7 * sc.range) + 0.5)
     return vals
 
 

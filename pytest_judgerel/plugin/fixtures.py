@@ -1,4 +1,5 @@
-"""Fixtures of pytest-judgerel (registered by the plugin at configure time).
+"""Fixtures of pytest-judgerel (registered by the plugin at configure time), and the builders
+that turn a test's markers into a :class:`~pytest_judgerel.judge.Judge`.
 
 Every fixture imports what it needs lazily, so a session that uses none of
 them never imports litellm, scipy or diskcache.
@@ -11,12 +12,64 @@ from typing import Any, Callable
 import pytest
 
 
-def _session(config: pytest.Config):
-    from .plugin import SESSION_KEY
-
-    return config.stash[SESSION_KEY]
+from .session import session_of as _session
 
 
+# ---------------------------------------------------------------------- builders
+def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, endpoint: Any = None) -> Any:
+    """Build the ``judge`` fixture's Judge from markers, options and ini.
+
+    ``endpoint`` is the session's (:func:`~pytest_judgerel.llm.resolve_endpoint`); a judge
+    marker's ``model``/``api_base`` refine it.
+    """
+    from ..judge import Judge
+    from ..llm.endpoint import resolve_endpoint
+    from .markers import marker_scales
+
+    kw: dict[str, Any] = {}
+    # module, class and function markers merge key by key; the closest one wins per key
+    for mark in reversed(list(node.iter_markers("judge"))):
+        kw.update({k: v for k, v in mark.kwargs.items() if v is not None})
+    axis = node.get_closest_marker("axis")
+    if axis is not None:
+        kw["axis"] = axis.args[0]
+    rep = node.get_closest_marker("repeats")
+    names = marker_scales(node)
+    session_endpoint = endpoint if endpoint is not None else resolve_endpoint(settings=settings)
+    template = kw.pop("template", "stsb")
+    if isinstance(template, str) and "\n" not in template and template.endswith(".txt"):
+        from .._io import input_path
+
+        # a template file named in a marker is relative to the rootdir, like the cache
+        template = input_path(template, "template", base=node.config.rootpath)
+    return Judge(
+        endpoint=resolve_endpoint(kw.pop("model", None), kw.pop("api_base", None), default=session_endpoint),
+        template=template,
+        scale=scale if scale is not None else (names[0] if names else None),
+        scales=tuple(names),
+        temperature=kw.pop("temperature", settings.temperature),
+        max_tokens=kw.pop("max_tokens", settings.max_tokens),
+        repeats=rep.args[0] if rep is not None else settings.repeats,
+        reask=kw.pop("reask", settings.reask),
+        constrain=kw.pop("constrain", settings.constrain),
+        client=client,
+        test_id=node.nodeid,
+        **kw,
+    )
+
+
+def panel_from_node(node: Any, client: Any, settings: Any, endpoint: Any = None) -> Any:
+    """The ``judge_panel`` fixture: the judge configuration over the marker's models (same server)."""
+    from ..errors import ConfigError
+    from ..judge import JudgePanel
+
+    mark = node.get_closest_marker("judge_panel")
+    if mark is None:
+        raise ConfigError(f"{node.nodeid}: the judge_panel fixture needs @pytest.mark.judge_panel('model-a', ...)")
+    return JudgePanel(judge_from_node(node, client, settings, endpoint=endpoint), list(mark.args))
+
+
+# ---------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="session")
 def judgerel_settings(pytestconfig: pytest.Config):
     """The resolved judgerel settings (options > ini > environment > defaults)."""
@@ -36,7 +89,7 @@ def real_judge(judgerel_endpoint):
     """Request it in a gate that only a real judge can meet (agreement with humans): on the
     embedded 135M model the test skips with a reason that says so; any configured model runs it."""
     if judgerel_endpoint.embedded:
-        from .llm.endpoint import EMBEDDED_LABEL
+        from ..llm.endpoint import EMBEDDED_LABEL
 
         pytest.skip(f"{judgerel_endpoint.model} is the {EMBEDDED_LABEL}; this gate needs a real judge: "
                     "--judge-model=<litellm model>")
@@ -53,9 +106,9 @@ def judgerel_client(pytestconfig: pytest.Config):
 def scale(request: pytest.FixtureRequest):
     """The grading scale of this test: one of ``@pytest.mark.scale(...)`` (parametrized),
     else ``0-5`` (seed 001: human-LLM alignment is highest on 0-5)."""
-    from .judge import DEFAULT_SCALE
+    from ..judge import DEFAULT_SCALE
     from .markers import marker_scales
-    from .scales import Scale
+    from ..scales import Scale
 
     names = marker_scales(request.node)
     return Scale.parse(names[0] if names else DEFAULT_SCALE)
@@ -65,8 +118,6 @@ def scale(request: pytest.FixtureRequest):
 def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
     """A :class:`~pytest_judgerel.judge.Judge` configured from the test's markers
     (``judge``, ``scale``, ``axis``, ``repeats``), the options and the ini file."""
-    from .judge import judge_from_node
-
     scale_value = request.getfixturevalue("scale") if "scale" in request.fixturenames else None
     return judge_from_node(request.node, judgerel_client, judgerel_settings, scale=scale_value,
                            endpoint=judgerel_endpoint)
@@ -76,8 +127,6 @@ def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, ju
 def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
     """A :class:`~pytest_judgerel.judge.JudgePanel`: the ``judge`` configuration over every
     model named in ``@pytest.mark.judge_panel(...)`` (seed 001's LLM panel), on the session's server."""
-    from .judge import panel_from_node
-
     return panel_from_node(request.node, judgerel_client, judgerel_settings, endpoint=judgerel_endpoint)
 
 
@@ -91,13 +140,13 @@ def human_ratings(pytestconfig: pytest.Config) -> Callable[..., Any]:
     def load(name_or_path: str, **kwargs: Any):
         text = str(name_or_path)
         if text.endswith((".csv", ".jsonl", ".json")) or "/" in text or "\\" in text:
-            from ._io import input_path
-            from .ratings import Ratings
+            from .._io import input_path
+            from ..ratings import Ratings
 
             path = input_path(text, "ratings", base=pytestconfig.rootpath)
             return Ratings.from_jsonl(path, **kwargs) if path.suffix in (".jsonl", ".json") \
                 else Ratings.from_csv(path, **kwargs)
-        from .datasets import load_dataset
+        from ..datasets import load_dataset
 
         return load_dataset(text, **kwargs)
 
@@ -105,16 +154,17 @@ def human_ratings(pytestconfig: pytest.Config) -> Callable[..., Any]:
 
 
 @pytest.fixture
-def fake_llm_server():
+def fake_llm_server(request: pytest.FixtureRequest):
     """A running loopback fake OpenAI-compatible server (:class:`~pytest_judgerel.llm.FakeLLMServer`,
     10 ms latency, no faults).  Call it with ``model="openai/<any name>"`` and
     ``api_base=fake_llm_server.url`` (or ``--judge-api-base``).  The default reply is an integer
     on the scale the prompt states; set ``.responder`` (``fn(FakeRequest) -> str``), ``.scale``,
     ``.latency`` or ``.faults`` (a ``FaultPlan``; then ``.reset()``) in the test.  ``.requests``,
-    ``.log`` and ``.max_in_flight`` tell what reached it."""
-    from .llm.fake_server import FakeLLMServer
+    ``.log`` and ``.max_in_flight`` tell what reached it.  Its port is derived from the test's id
+    when free, so the URL (part of every cache key) is the same run after run and a re-run replays."""
+    from ..llm.fake_server import FakeLLMServer, stable_port
 
-    with FakeLLMServer(latency=0.01) as server:
+    with FakeLLMServer(latency=0.01, port=stable_port(request.node.nodeid)) as server:
         yield server
 
 
@@ -123,7 +173,7 @@ def fake_llm_server():
 def patient(request: pytest.FixtureRequest):
     """A MindEval patient profile. Parametrized by ``@pytest.mark.patients(n=..., seed=...)``;
     without the marker, the first profile of seed 0."""
-    from .mindeval.profiles import sample_profiles
+    from ..mindeval.profiles import sample_profiles
 
     return sample_profiles(1, seed=0)[0]
 
@@ -140,7 +190,7 @@ def clinician(judgerel_endpoint):
 @pytest.fixture
 def mindeval_judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
     """The 5-axis MindEval judge (seed 004, Figures 11-12) on the session's model and server."""
-    from .mindeval.fixtures import make_judge
+    from .mindeval import make_judge
 
     return make_judge(request.node, judgerel_client, judgerel_settings, judgerel_endpoint)
 
@@ -150,7 +200,7 @@ def interaction(request: pytest.FixtureRequest, patient, clinician, judgerel_cli
                 judgerel_endpoint):
     """One simulated MindEval conversation between ``patient`` and ``clinician``
     (turns from ``@pytest.mark.patients(turns=...)``, default 20)."""
-    from .mindeval.fixtures import make_interaction
+    from .mindeval import make_interaction
 
     return make_interaction(request.node, patient, clinician, judgerel_client, judgerel_settings,
                             judgerel_endpoint)

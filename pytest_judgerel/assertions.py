@@ -18,6 +18,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .gate_stats import (
+    agreement_gate_stability,
+    attach_stability,
+    icc_gate_stability,
+    repeats_plan,
+    scale_gate_stability,
+)
 from .recording import MetricRecord, active_recorder
 from .errors import ReliabilityError
 from .ratings import Ratings
@@ -92,6 +99,11 @@ def assert_icc_above(
     )
     if result.n_omitted:
         rec["n_omitted"] = result.n_omitted
+    over_repeats = (_provenance(ratings) or {}).get("design") == "repeats"
+    attach_stability(rec, icc_gate_stability(ratings, form, use, confidence, threshold, over_repeats))
+    plan = repeats_plan(result, threshold) if use == "estimate" else None
+    if plan is not None:
+        rec["repeats_needed"] = plan.to_dict()
     ok = passed and not group_failed
     rec["passed"] = ok
     if ok:
@@ -104,6 +116,8 @@ def assert_icc_above(
     if not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
         lines.append(f"  the {what} {tested:.4f} is below the threshold {threshold}")
+        if plan is not None:
+            lines.append(f"  {_plan_line(plan, over_repeats)}")
     else:
         lines.append(f"  pooled passes the threshold {threshold}")
     if result.n_omitted:
@@ -166,6 +180,7 @@ def assert_scale_consistent(
         scales=list(ratings_by_scale), matrix=_consistency_matrix(result, list(ratings_by_scale)),
         parse_failures=sum(_n_parse_failures(r) for r in ratings_by_scale.values()),
     )
+    attach_stability(rec, scale_gate_stability(result.normalized, form, use, 0.95, min_icc, pairwise))
     ok = not bad
     rec["passed"] = ok
     if ok:
@@ -204,6 +219,8 @@ class AgreementResult:
     n_omitted: int = 0
     judge_scale: Scale | None = None
     human_scale: Scale | None = None
+    #: (human, judge) item means on [0, 1], for the gate's verdict stability
+    unit_means: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
 
     def worst_items(self, limit: int = _WORST, min_error: float = 0.0) -> list[tuple[str, float]]:
         items = sorted(self.item_errors.items(), key=lambda kv: -kv[1])
@@ -247,7 +264,7 @@ def agreement(judge_ratings: Any, human_ratings: Any, *, scale: ScaleLike | None
                     judge.select_items(mask), human.select_items(mask), js, hs, confidence, strict=False
                 )
     return AgreementResult(pooled.icc, pooled.nmae, pooled.n, pooled.scale, pooled.item_errors, groups,
-                           pooled.n_omitted, js, hs)
+                           pooled.n_omitted, js, hs, unit_means=pooled.unit_means)
 
 
 def assert_agreement(
@@ -331,6 +348,8 @@ def assert_agreement(
         item_scores={str(i): float(e) for i, e in res.item_errors.items()},
         checks=checks,
     )
+    if res.unit_means is not None:
+        attach_stability(rec, agreement_gate_stability(*res.unit_means, min_icc, max_nmae, use, 0.95))
     bad_groups = [g for g, r in groups.items() if not r["passed"]]
     ok = ok_pooled and not bad_groups
     rec["passed"] = ok
@@ -377,16 +396,40 @@ def assert_nmae_below(
 
 
 # ---------------------------------------------------------------------- internals
+def _plan_line(plan: Any, over_repeats: bool) -> str:
+    """How many samples (or raters) per item the mean needs to reach the threshold."""
+    if plan.repeats is None:
+        return f"no number of samples per item reaches the threshold ({plan.reason})"
+    what = "samples" if over_repeats else "ratings"
+    hint = (f"; judge.rate(items, repeats={plan.repeats}, aggregate='mean') scores with that mean"
+            if over_repeats else "")
+    return f"{str(plan).replace('samples', what, 1)}{hint}"
+
+
 def _finish(rec: dict[str, Any], message: str | None, result: Any):
     """Record ``rec``; raise :class:`JudgeReliabilityFailure` with ``message`` unless it is None
-    or the active recorder is in report-only mode."""
+    or the active recorder is in report-only mode.  With ``require_stable``, a pass whose verdict
+    is unstable (0.05 < p_pass < 0.95) fails."""
     recorder = active_recorder()
+    stability = rec.get("stability") or {}
+    if message is None and recorder.require_stable and stability.get("unstable"):
+        rec["passed"] = False
+        rec["unstable"] = True
+        message = (f"{rec.get('label') + ': ' if rec.get('label') else ''}{rec.get('statistic')} = "
+                   f"{_show(rec.get('value'))} passes its threshold {rec.get('threshold')}, but the verdict is "
+                   f"unstable: it passes on only {stability['p_pass']:.0%} of {stability['n_boot']} bootstrap "
+                   f"resamples ({stability['resample']}); --judgerel-require-stable fails unstable passes. "
+                   "More items (or repeats) make it stable.")
     if message is not None and recorder.report_only:
         rec["report_only"] = True
     recorder.record(rec)
     if message is None or recorder.report_only:
         return result
     raise JudgeReliabilityFailure(message + _judge_line(rec.get("judge")), rec)
+
+
+def _show(v: Any) -> str:
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
 def _judge_line(judge: Any) -> str:
@@ -521,7 +564,8 @@ def _agreement_core(judge: Ratings, human: Ratings, judge_scale: Scale, human_sc
     else:
         shared = Scale(0, 1, fractional=True, name=f"0-1 (judge {judge_scale.name}, human {human_scale.name})")
     return AgreementResult(icc_res, float(err.value), len(jm), shared, errors,
-                           n_omitted=int((~rated).sum()), judge_scale=judge_scale, human_scale=human_scale)
+                           n_omitted=int((~rated).sum()), judge_scale=judge_scale, human_scale=human_scale,
+                           unit_means=(hm, jm))
 
 
 def _group_icc(sub: Ratings, form: str, confidence: float, nan_policy: str, threshold: float,

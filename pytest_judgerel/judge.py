@@ -170,19 +170,36 @@ class Judge:
         return replace(self, **changes)
 
     # ------------------------------------------------------------------ rating
-    def rate(self, items: Any, repeats: int | None = None, *, scale: ScaleLike | None = None) -> Ratings:
+    def rate(self, items: Any, repeats: int | None = None, *, scale: ScaleLike | None = None,
+             aggregate: str | None = None) -> Ratings:
         """Rate every item ``repeats`` times: items x repeats (raters ``r0``, ``r1``...).
 
         Repeats are distinct samples (the sample index is part of the cache key),
-        so their agreement is the judge's test-retest reliability.
+        so their agreement is the judge's test-retest reliability.  ``aggregate="mean"``
+        returns one column instead, the mean of each item's repeats: the averaged judge whose
+        reliability is the Spearman-Brown step-up of the single-sample ICC (an ICC gate's
+        ``repeats_needed`` says how many repeats reach a threshold).  Cells whose every repeat
+        failed to parse stay missing; the failures are kept.
         """
         n = self.repeats if repeats is None else repeats
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"repeats must be an integer >= 1, got {n!r}")
+        if aggregate not in (None, "mean"):
+            raise ConfigError(f"aggregate must be None or 'mean', got {aggregate!r}")
         sc = self._judge_scale(scale) if scale is not None else self.scale
         rows = _items(items)
         columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
-        return self._run(rows, columns, sc, design="repeats", repeats=n)
+        ratings = self._run(rows, columns, sc, design="repeats", repeats=n)
+        if aggregate is None:
+            return ratings
+        with np.errstate(all="ignore"):
+            means = np.nanmean(ratings.values, axis=1)  # all-NaN rows stay NaN
+        return Ratings.from_array(
+            means[:, None], item_ids=list(ratings.item_ids), rater_ids=[f"mean of {n}"],
+            item_groups=dict(ratings.item_groups), scale=Scale(sc.low, sc.high, fractional=True, name=sc.name),
+            provenance={**ratings.provenance, "design": "repeats-mean", "aggregate": "mean"},
+            rater_groups={"kind": ["llm"]}, parse_failures=list(ratings.parse_failures),
+        )
 
     def rate_scales(self, items: Any, scales: Sequence[ScaleLike] | None = None, repeats: int = 1
                     ) -> dict[str, Ratings]:

@@ -1,8 +1,8 @@
 """Where metric records go: a :class:`Recorder` per test, found through one accessor.
 
 Assertion helpers, judges and probes record a JSON-able metric record for every gate
-they evaluate, and read two settings of the session: ``report_only`` (record, never
-fail) and ``max_parse_failures``.  Both live on the :class:`Recorder`, not in module
+they evaluate, and read three settings of the session: ``report_only`` (record, never
+fail), ``max_parse_failures`` and ``require_stable`` (an unstable pass fails).  Both live on the :class:`Recorder`, not in module
 globals.  The pytest plugin activates a fresh recorder (carrying the session's
 settings) around each test and attaches its records to the test's report; the one
 accessor is :func:`active_recorder`.
@@ -74,6 +74,9 @@ class MetricRecord(TypedDict, total=False):
     scales: list[str]
     matrix: list[list[float | None]]
     item_scores: dict[str, float | None]
+    p_pass: float | None
+    stability: dict[str, Any]
+    repeats_needed: dict[str, Any]
 
 
 @dataclass
@@ -82,6 +85,7 @@ class Recorder:
 
     report_only: bool = False
     max_parse_failures: int = 0
+    require_stable: bool = False  # an unstable pass (0.05 < p_pass < 0.95) fails
     records: list[dict[str, Any]] = field(default_factory=list)
     keep: bool = True  # False: a stand-in that drops what it is given (no test is running)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)

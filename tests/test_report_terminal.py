@@ -43,8 +43,8 @@ REC = {"kind": "icc", "statistic": "ICC(A,1)", "value": 0.61, "ci": [0.4, 0.75],
 def test_rows_show_failing_groups_and_all_groups_when_verbose() -> None:
     rep = assemble_report([{"nodeid": "t.py::x", "outcome": "failed", "records": [REC]}], settings={})
     rows = metric_rows(rep)
-    assert rows == [("t.py::x", "ICC(A,1)", "0.6100", "[0.400, 0.750]", ">= 0.7", "FAIL"),
-                    ("    hard", "", "0.3000", "[0.000, 0.600]", "", "fail")]
+    assert rows == [("t.py::x", "ICC(A,1)", "0.6100", "[0.400, 0.750]", ">= 0.7", "FAIL", "-"),
+                    ("    hard", "", "0.3000", "[0.000, 0.600]", "", "fail", "")]
     assert len(metric_rows(rep, verbose=True)) == 3
 
 

@@ -119,6 +119,9 @@ class Settings:
                        "parse (default true)", True, type=_bool)
     report_only: bool = _opt("--judgerel-report-only", "record and report every reliability assertion but never "
                              "fail (threshold calibration)", False, type=_bool, action="store_true")
+    require_stable: bool = _opt("--judgerel-require-stable", "fail a reliability gate that passes with an "
+                                "unstable verdict (0.05 < p_pass < 0.95: a rerun may flip it)", False, type=_bool,
+                                action="store_true", env="JUDGEREL_REQUIRE_STABLE")
     json: str | None = _opt("--judgerel-json", "write the metric report as JSON to this path")
     html: str | None = _opt("--judgerel-html", "write a self-contained HTML report to this path")
     baseline: str | None = _opt("--judgerel-baseline", "compare metrics with this committed baseline JSON (a "

@@ -92,7 +92,8 @@ class JudgerelSession:
         from ..recording import Recorder
 
         return Recorder(report_only=bool(self.settings.report_only),
-                        max_parse_failures=int(self.settings.max_parse_failures))
+                        max_parse_failures=int(self.settings.max_parse_failures),
+                        require_stable=bool(self.settings.require_stable))
 
     # ------------------------------------------------------------ LLM client
     @property

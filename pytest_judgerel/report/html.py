@@ -292,8 +292,13 @@ def _record_card(nodeid: str, rec: Mapping[str, Any], report_only: bool, outcome
                      f"&nbsp; threshold {op} {_f(check.get('threshold'))}{ok}")
     title = escape(_record_title(rec)) if len(lines) > 1 else ""
     error = f"<div class='meta'>{escape(str(rec['error']))}</div>" if rec.get("error") else ""
+    stability = rec.get("stability") or {}
+    p_pass = rec.get("p_pass")
+    stab = "" if not isinstance(p_pass, (int, float)) else (
+        f" &nbsp; p_pass={_f(p_pass)}" + (" <span class='soft'>(unstable: a rerun may flip it)</span>"
+                                          if stability.get("unstable") else ""))
     head = (f"<div>{title + ': ' if title else ''}{' &nbsp;|&nbsp; '.join(lines)} &nbsp; "
-            f"n={escape(str(rec.get('n', '-')))} k={escape(str(rec.get('k', '-')))} &nbsp; {verdict}</div>{error}")
+            f"n={escape(str(rec.get('n', '-')))} k={escape(str(rec.get('k', '-')))} &nbsp; {verdict}{stab}</div>{error}")
     plots = []
     if rec.get("matrix") and rec.get("scales"):
         plots.append(svg_heatmap(rec["scales"], rec["matrix"], "Inter-scale consistency"))

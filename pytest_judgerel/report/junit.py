@@ -4,7 +4,8 @@ pytest's junitxml writes every ``(name, value)`` of ``TestReport.user_properties
 as ``<property name=... value=str(value)/>``.  A nested dict would become an
 unreadable Python repr, so the plugin adds these flat string pairs instead:
 ``judgerel.<metric>`` = value for every metric point (see :mod:`.metrics` for the
-names), plus ``.ci``, ``.threshold`` and ``.verdict`` for each record's main statistic.
+names), plus ``.ci``, ``.threshold``, ``.verdict`` and ``.p_pass`` (verdict stability) for each
+record's main statistic.
 """
 
 from __future__ import annotations
@@ -34,4 +35,6 @@ def junit_properties(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
             out.append((name + ".threshold", _g(p.threshold)))
         if p.passed is not None:
             out.append((name + ".verdict", "pass" if p.passed else "fail"))
+        if p.p_pass is not None:
+            out.append((name + ".p_pass", _g(p.p_pass)))
     return out

@@ -94,6 +94,7 @@ class MetricPoint:
     passed: bool | None = None
     role: str = "main"  # "main" statistic of a record, "secondary" (nMAE of an agreement), or "group"
     threshold: float | None = None
+    p_pass: float | None = None  # verdict stability of the record (main points only)
 
 
 def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
@@ -117,7 +118,7 @@ def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
         scores = rec.get("item_scores") if isinstance(rec.get("item_scores"), Mapping) else None
         points.append(MetricPoint(base, stat, _num(rec.get("value")), direction, _ci(rec.get("ci")),
                                   rec.get("n"), fp, judge, scores, rec.get("passed"), "main",
-                                  _num(rec.get("threshold"))))
+                                  _num(rec.get("threshold")), _num(rec.get("p_pass"))))
         secondary_nmae = stat != "nMAE" and _num(rec.get("nmae")) is not None
         if secondary_nmae:
             nm = unique(f"nMAE [{label}]" if label else "nMAE")

@@ -63,6 +63,9 @@ _RECORD = {
         "use": {"enum": ["estimate", "ci_low"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "n_omitted": {"type": "integer", "minimum": 0},
+        "p_pass": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "stability": {"type": "object"},
+        "repeats_needed": {"type": "object"},
     },
     "additionalProperties": True,
 }

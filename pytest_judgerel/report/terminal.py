@@ -26,9 +26,19 @@ def _threshold_text(check: Mapping[str, Any]) -> str:
     return f"{'<=' if check.get('direction') == 'max' else '>='} {thr:g}"
 
 
+def _p_pass_text(rec: Mapping[str, Any]) -> str:
+    """The record's verdict stability: ``0.462 unstable`` when 0.05 < p_pass < 0.95."""
+    p = rec.get("p_pass")
+    if not isinstance(p, (int, float)) or isinstance(p, bool):
+        return "-"
+    unstable = (rec.get("stability") or {}).get("unstable")
+    return f"{p:.3f}" + (" unstable" if unstable else "")
+
+
 def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[str, ...]]:
-    """Table rows: (test, statistic, value, CI, threshold, verdict), one per check of a record
-    (an agreement gate with ICC and nMAE thresholds shows both); failing groups (all when verbose)."""
+    """Table rows: (test, statistic, value, CI, threshold, verdict, p_pass), one per check of a
+    record (an agreement gate with ICC and nMAE thresholds shows both; p_pass, the gate's verdict
+    stability, on its first row); failing groups (all when verbose)."""
     rows = []
     for t in report["tests"]:
         for rec in t["records"]:
@@ -48,18 +58,18 @@ def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[
                 value = "not computed" if check.get("value") is None and rec.get("error") else fmt_number(check.get("value"))
                 rows.append((name if i == 0 else "", str(check.get("statistic")), value,
                              _ci_text(check.get("ci", rec.get("ci") if i == 0 else None)), _threshold_text(check),
-                             mark))
+                             mark, _p_pass_text(rec) if i == 0 else ""))
             for g, info in (rec.get("groups") or {}).items():
                 if not isinstance(info, Mapping) or (info.get("passed") is not False and not verbose):
                     continue
                 gv = info.get("nmae") if rec.get("statistic") == "nMAE" else info.get("value")
                 gverdict = "ok" if info.get("passed") else {"FAIL*": "fail*", "CAUGHT": "caught"}.get(verdict, "fail")
-                rows.append((f"    {g}", "", fmt_number(gv), _ci_text(info.get("ci")), "", gverdict))
+                rows.append((f"    {g}", "", fmt_number(gv), _ci_text(info.get("ci")), "", gverdict, ""))
     return rows
 
 
 def _table(tr: Any, rows: Sequence[tuple[str, ...]]) -> None:
-    headers = ("test", "statistic", "value", "CI", "threshold", "verdict")
+    headers = ("test", "statistic", "value", "CI", "threshold", "verdict", "p_pass")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     widths[0] = min(widths[0], 64)
     tr.write_line("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(), bold=True)
@@ -147,6 +157,10 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     tr.write_sep("=", "judgerel summary")
     if rows:
         _table(tr, rows)
+        if any(r[6].endswith("unstable") for r in rows):
+            tr.write_line("unstable: 0.05 < p_pass < 0.95, the share of 1000 bootstrap resamples of the items (and "
+                          "repeats) on which the gate passes; a rerun may flip it (--judgerel-require-stable fails "
+                          "unstable passes).", yellow=True)
         if any(r[5] in ("CAUGHT", "caught") for r in rows):
             tr.write_line("CAUGHT: the gate failed inside a test that passed (the test expected it, e.g. "
                           "pytest.raises); it does not fail the session.", cyan=True)

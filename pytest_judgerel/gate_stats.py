@@ -1,0 +1,137 @@
+"""What every reliability gate adds to its metric record: how far its verdict can be trusted.
+
+* ``p_pass``: the seeded bootstrap probability that the same gate passes on a resample of its
+  items (and of the judge's repeated samples, for an ICC over repeats); see
+  :mod:`pytest_judgerel.stats.stability`.  0.05 < p_pass < 0.95 marks the verdict unstable: a
+  rerun on other items or new samples may well flip it.  It covers the pooled check(s) of the
+  gate (every threshold at once); per-group verdicts are listed per group.
+* ``repeats_needed``: for an ICC of single samples over repeats, how many samples per item
+  the mean needs to reach the threshold (Spearman-Brown; :mod:`pytest_judgerel.stats.planning`),
+  with the CI of that number.
+
+Seeded (``SEED``), so a rerun on the same cache prints the same numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ReliabilityError
+
+__all__ = ["N_BOOT", "SEED", "icc_gate_stability", "scale_gate_stability", "agreement_gate_stability",
+           "repeats_plan", "attach_stability"]
+
+N_BOOT = 1000
+SEED = 0
+
+
+def _combined(tests: list[Callable[[np.ndarray], np.ndarray]]) -> Callable[[np.ndarray], np.ndarray]:
+    """A vectorized statistic that is 1.0 where every test passes on a stack (B, n, k), else 0.0."""
+
+    def statistic(stack: np.ndarray) -> Any:
+        single = stack.ndim == 2  # the observed data itself, not a stack of resamples
+        stack = stack[None] if single else stack
+        ok = np.ones(stack.shape[0], dtype=bool)
+        for test in tests:
+            with np.errstate(all="ignore"):
+                ok &= test(stack)
+        return float(ok[0]) if single else ok.astype(float)
+
+    statistic.vectorized = True  # type: ignore[attr-defined]
+    return statistic
+
+
+def _icc_passes(form: str, use: str, confidence: float, threshold: float, columns: Any = None
+                ) -> Callable[[np.ndarray], np.ndarray]:
+    from .stats.icc_batch import icc_statistic, icc_values
+
+    if use == "estimate":
+        def test(stack: np.ndarray) -> np.ndarray:
+            values = icc_values(stack if columns is None else stack[:, :, columns], form)
+            return np.isfinite(values) & (values >= threshold)
+    else:  # the lower CI bound has no batch form: one resample at a time
+        one = icc_statistic(form, use, confidence)
+
+        def test(stack: np.ndarray) -> np.ndarray:
+            sub = stack if columns is None else stack[:, :, columns]
+            values = np.asarray(one(sub), dtype=float)
+            return np.isfinite(values) & (values >= threshold)
+    return test
+
+
+def _stability(tests: list[Callable[[np.ndarray], np.ndarray]], matrix: np.ndarray, resample: str,
+               name: str) -> Any:
+    from .stats.stability import verdict_stability
+
+    statistic = _combined(tests)
+    statistic.name = name  # type: ignore[attr-defined]
+    try:
+        return verdict_stability(statistic, matrix, 0.5, "min", resample=resample, n_boot=N_BOOT, seed=SEED,
+                                 nan_policy="omit")
+    except ReliabilityError:
+        return None  # e.g. fewer than 2 complete items: no verdict to resample
+
+
+def icc_gate_stability(ratings: Any, form: str, use: str, confidence: float, threshold: float,
+                       over_repeats: bool) -> Any:
+    """p_pass of ``ICC(form) >= threshold`` (``use``: estimate or lower CI bound) on the items
+    (and, ``over_repeats``, the repeated samples) of ``ratings``."""
+    matrix = np.asarray(ratings.to_matrix() if hasattr(ratings, "to_matrix") else ratings, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] < 2:
+        return None
+    return _stability([_icc_passes(form, use, confidence, threshold)], matrix,
+                      "items+repeats" if over_repeats else "items", f"ICC({form}) >= {threshold:g}")
+
+
+def scale_gate_stability(normalized: Any, form: str, use: str, confidence: float, min_icc: float,
+                         pairwise: bool) -> Any:
+    """p_pass of an inter-scale consistency gate (joint and, ``pairwise``, every pair) on the
+    items x scales matrix of per-item means on [0, 1]."""
+    matrix = np.asarray(normalized, dtype=float)
+    s = matrix.shape[1]
+    tests = [_icc_passes(form, use, confidence, min_icc)]
+    if pairwise:
+        tests += [_icc_passes(form, use, confidence, min_icc, [i, j]) for i in range(s) for j in range(i + 1, s)]
+    return _stability(tests, matrix, "items", f"ICC({form}) across scales >= {min_icc:g}")
+
+
+def agreement_gate_stability(human_means: Any, judge_means: Any, min_icc: float | None, max_nmae: float | None,
+                             use: str, confidence: float) -> Any:
+    """p_pass of an agreement gate (ICC(A,1) of [human, judge] and/or nMAE) on resampled items;
+    both sides as item means on [0, 1]."""
+    matrix = np.column_stack([np.asarray(human_means, dtype=float), np.asarray(judge_means, dtype=float)])
+    tests: list[Callable[[np.ndarray], np.ndarray]] = []
+    if min_icc is not None:
+        tests.append(_icc_passes("A,1", use, confidence, min_icc))
+    if max_nmae is not None:
+        tests.append(lambda stack: np.abs(stack[:, :, 1] - stack[:, :, 0]).mean(axis=1) <= max_nmae)
+    parts = ([f"ICC(A,1) >= {min_icc:g}"] if min_icc is not None else []) + (
+        [f"nMAE <= {max_nmae:g}"] if max_nmae is not None else [])
+    return _stability(tests, matrix, "items", " and ".join(parts))
+
+
+def repeats_plan(result: Any, threshold: float) -> Any:
+    """Samples per item whose mean reaches ``threshold``, from a single-sample ICC result (with its
+    CI); None for average-measure forms or when it cannot be computed."""
+    from .stats.planning import repeats_needed
+
+    form = str(getattr(result, "form", ""))
+    if form.endswith("k") or not 0 < threshold < 1:
+        return None
+    try:
+        return repeats_needed(result, threshold)
+    except ReliabilityError:
+        return None
+
+
+def attach_stability(rec: dict[str, Any], stability: Any) -> None:
+    """Put ``p_pass`` (and the whole stability result) into a metric record."""
+    if stability is None:
+        rec["p_pass"] = None
+        return
+    rec["p_pass"] = stability.p_pass
+    rec["stability"] = {"p_pass": stability.p_pass, "unstable": stability.unstable, "n_boot": stability.n_boot,
+                        "seed": stability.seed, "resample": stability.resample,
+                        "n_undefined": stability.n_undefined, "statistic": stability.statistic}

@@ -21,7 +21,7 @@ import numpy as np
 from .errors import ReliabilityError
 
 __all__ = ["N_BOOT", "SEED", "icc_gate_stability", "scale_gate_stability", "agreement_gate_stability",
-           "repeats_plan", "attach_stability"]
+           "mean_gate_stability", "repeats_plan", "attach_stability"]
 
 N_BOOT = 1000
 SEED = 0
@@ -110,6 +110,55 @@ def agreement_gate_stability(human_means: Any, judge_means: Any, min_icc: float 
     parts = ([f"ICC(A,1) >= {min_icc:g}"] if min_icc is not None else []) + (
         [f"nMAE <= {max_nmae:g}"] if max_nmae is not None else [])
     return _stability(tests, matrix, "items", " and ".join(parts))
+
+
+def _bound(kind: str, confidence: float) -> Callable[[np.ndarray], np.ndarray]:
+    """Per resample (rows of ``x``, shape (B, n)): the mean, its Student t bounds, or the Wilson
+    bounds of a share of 0/1 values (Wilson 1927), as the probe gates compute them."""
+    from scipy import stats as st
+
+    def f(x: np.ndarray) -> np.ndarray:
+        n = x.shape[1]
+        mean = x.mean(axis=1)
+        if kind == "mean":
+            return mean
+        if kind == "abs_mean":
+            return np.abs(mean)
+        if kind.startswith("t_") or kind == "abs_t":
+            half = st.t.ppf(0.5 + confidence / 2, n - 1) * x.std(axis=1, ddof=1) / np.sqrt(n)
+            if kind == "t_low":
+                return mean - half
+            if kind == "t_high":
+                return mean + half
+            return np.maximum(np.abs(mean - half), np.abs(mean + half))
+        z = st.norm.ppf(0.5 + confidence / 2)
+        centre = (mean + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(mean * (1 - mean) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return centre - half if kind == "wilson_low" else centre + half
+
+    return f
+
+
+def mean_gate_stability(values: Any, threshold: float, direction: str, bound: str = "mean",
+                        confidence: float = 0.95, extra: list[tuple[int, str, float, str]] = (), name: str = ""
+                        ) -> Any:
+    """p_pass of a gate on per-item values (a column each): ``bound`` of column 0 (``mean``,
+    ``abs_mean``, ``t_low``, ``t_high``, ``abs_t``, ``wilson_low``, ``wilson_high``) against
+    ``threshold`` in ``direction``; ``extra`` adds ``(column, bound, threshold, direction)``
+    checks that must pass too.  Items are resampled with replacement."""
+    matrix = np.asarray(values, dtype=float)
+    matrix = matrix[:, None] if matrix.ndim == 1 else matrix
+
+    def check(column: int, kind: str, thr: float, side: str) -> Callable[[np.ndarray], np.ndarray]:
+        f = _bound(kind, confidence)
+
+        def test(stack: np.ndarray) -> np.ndarray:
+            v = f(stack[:, :, column])
+            return np.isfinite(v) & (v >= thr if side == "min" else v <= thr)
+        return test
+
+    tests = [check(0, bound, threshold, direction)] + [check(*c) for c in extra]
+    return _stability(tests, matrix, "items", name)
 
 
 def repeats_plan(result: Any, threshold: float) -> Any:

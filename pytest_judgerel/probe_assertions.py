@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .assertions import UNIT_RANGE
+from .gate_stats import attach_stability, mean_gate_stability
 from .assertions import _check_threshold, _finish, _metric_record, _parse_failure_lines, _parse_gate
 
 _ANY = (float("-inf"), float("inf"))
@@ -78,6 +79,12 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
         n_missing=s.n_missing, n_tie_mismatch=s.n_tie_mismatch, max_first_preference=max_first_preference,
         item_scores={pid: float(o != "consistent") for pid, _f, _r, o in result.verdicts if o != "missing"},
     )
+    outcomes = [o for _pid, _f, _r, o in result.verdicts if o != "missing"]
+    per_pair = [[float(o == "consistent"), float(o == "first")] for o in outcomes]
+    attach_stability(rec, mean_gate_stability(
+        per_pair, min_consistency, "min", "mean" if use == "estimate" else "wilson_low", c.confidence,
+        extra=[(1, "mean", max_first_preference, "max")] if max_first_preference is not None else [],
+        name=statistic))
     ok = ok_consistency and ok_first
     rec["passed"] = ok
     if ok:
@@ -142,6 +149,9 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
         test="paired t", scale=sc.name, field=result.field, length_ratio=result.length_ratio,
         n_omitted=result.n_omitted, item_scores=loss,
     )
+    shifts = [v for v in result.item_shifts.values() if v is not None]
+    kind = ("abs_mean" if use == "estimate" else "abs_t") if two_sided else ("mean" if use == "estimate" else "t_high")
+    attach_stability(rec, mean_gate_stability(shifts, max_shift, "max", kind, sh.confidence, name=statistic))
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)
@@ -190,6 +200,9 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         share_equal=r.share_equal, p_sign=t.p_sign, n_dropped=result.n_dropped,
         item_scores={str(task): float(v) for task, v in zip(t.tasks, t.per_task)},
     )
+    attach_stability(rec, mean_gate_stability(list(t.per_task), max_rank_change, "max",
+                                               "mean" if use == "estimate" else "t_high", t.confidence,
+                                               name=statistic))
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)

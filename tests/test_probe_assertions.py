@@ -201,3 +201,30 @@ def test_pass_rate_gate_accepts_a_result_and_needs_a_calibration():
 def test_thresholds_are_checked(bad):
     with pytest.raises(ValueError, match="finite number"):
         assert_pass_rate(70, 100, min_rate=bad, calibration=CAL)
+
+
+# --------------------------------------------------------------------------- verdict stability
+def test_probe_gates_record_p_pass(client, scripted, _private_metric_sink):
+    """8 of 10 pairs consistent: against 0.5 the consistency gate passes on (almost) every
+    resample of the pairs; against 0.8 it sits on its threshold (unstable); the share of
+    resamples with >= 8 consistent pairs of 10 is the binomial tail, computed here by hand."""
+    from math import comb
+
+    judge = Judge(model=scripted("scripted/content-stab", _by_content), client=client)
+    res = probes.position_bias(judge, PAIRS)
+    assert_position_consistent(res, min_consistency=0.5)
+    far = _last(_private_metric_sink, "position_bias")
+    assert far["p_pass"] > 0.99 and far["stability"]["unstable"] is False
+    assert_position_consistent(res, min_consistency=0.8)
+    near = _last(_private_metric_sink, "position_bias")
+    tail = sum(comb(10, j) * 0.8 ** j * 0.2 ** (10 - j) for j in range(8, 11))  # P(Bin(10, 0.8) >= 8) = 0.678
+    assert abs(near["p_pass"] - tail) < 0.05 and near["stability"]["unstable"] is True
+
+
+def test_mindeval_score_gate_records_p_pass(_private_metric_sink):
+    from pytest_judgerel import assert_mindeval_score
+
+    scores = [{"CAC": v, "EPC": v, "AR": v, "TRA": v, "ASCQ": v} for v in (4, 5, 4, 5, 4, 5, 4, 5)]
+    assert_mindeval_score(scores, min_mean=3.0)
+    rec = _last(_private_metric_sink, "mindeval_score")
+    assert rec["p_pass"] == 1.0

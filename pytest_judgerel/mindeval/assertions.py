@@ -31,11 +31,14 @@ def _finish(records: Sequence[dict[str, Any]], problems: Sequence[str], title: s
 
 
 def _base(kind: str, statistic: str, value: float | None, n: int, threshold: float | None, direction: str,
-          passed: bool, **extra: Any) -> dict[str, Any]:
+          passed: bool, stability: Any = None, **extra: Any) -> dict[str, Any]:
+    from pytest_judgerel.gate_stats import attach_stability
+
     rec = {"kind": kind, "statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
            "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
            "worst_items": [], "judge": None, "parse_failures": 0}
     rec.update(extra)
+    attach_stability(rec, stability)
     return rec
 
 
@@ -91,11 +94,17 @@ def assert_mindeval_score(
         key=lambda t: t[1],
     )[:5]
     passed = not problems
+    stability = None
+    if min_mean is not None and len(values) >= 2:
+        from pytest_judgerel.gate_stats import mean_gate_stability
+
+        stability = mean_gate_stability(values, min_mean, "min", "mean", name="mean MindEval score")
     _finish([_base(
         "mindeval_score", f"mean {'5-axis score' if axis is None else axis} (1-6)",
         None if math.isnan(mean) else mean, len(values), min_mean, "min", passed,
         groups=groups, worst_items=[{"item": i, "detail": f"{v:.2f}"} for i, v in worst],
         judge=judge.fingerprint() if hasattr(judge, "fingerprint") else judge, parse_failures=failures,
+        stability=stability,
     )], problems, "MindEval score check failed")
     return mean
 

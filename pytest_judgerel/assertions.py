@@ -365,8 +365,9 @@ def assert_agreement(
     lines.append("  pooled: " + ("passes" if ok_pooled else "; ".join(why_pooled)))
     if bad_groups and ok_pooled and min_icc is not None:
         lines.append(
-            "  reliability illusion: the pooled statistic passes but "
-            f"{len(bad_groups)} group(s) of {by!r} fail (seed 001 section 5.2)"
+            "  the pooled agreement passes but "
+            f"{len(bad_groups)} group(s) of {by!r} fail: an aggregate hides a weak group (the agreement "
+            "counterpart of seed 001's 'reliability illusion', section 5.2)"
         )
     for g, r in groups.items():
         icc_txt = "n/a" if r["value"] is None else f"{r['value']:.4f}"

@@ -265,7 +265,7 @@ class Ratings:
         return np.nanmean(self.values, axis=1)
 
     def normalized(self) -> "Ratings":
-        """Map every rating linearly to [0, 1] with the scale (seed 001 section 3.3)."""
+        """Map every rating linearly to [0, 1] with the scale (seed 001 section 4.3)."""
         if self.scale is None:
             raise RatingsError("cannot normalise ratings without a scale")
         unit = Scale(0, 1, fractional=True, name="0-1")

@@ -101,7 +101,7 @@ class Scale:
         return value
 
     def normalize(self, value):
-        """Map linearly to [0, 1]: ``(x - low) / (high - low)`` (seed 001, section 3.3)."""
+        """Map linearly to [0, 1]: ``(x - low) / (high - low)`` (seed 001, section 4.3)."""
         if isinstance(value, (int, float)):
             return (value - self.low) / self.range
         import numpy as np

@@ -1,6 +1,6 @@
 """MindEval scores, breakdowns and meta-evaluation (Pombal et al. 2025, sections 2.3, 3.2, 4.2).
 
-* Per interaction: mean of the 5 axes; per system: mean over its interactions (section 2.3).
+* Per interaction: mean of the 5 axes; per system: mean over its interactions (section 4.1, "Reported scores").
   Interactions whose judge reply could not be parsed are excluded and counted (``n_failed``).
 * Verbosity: sentences per clinician turn and the share of turns over 4 sentences (the
   paper's short-turn ablation and appendix D.3 use the 4-sentence line).

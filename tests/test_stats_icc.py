@@ -357,3 +357,28 @@ def test_an_empty_rater_column_is_named_instead_of_silently_dropped():
     x[:, 3] = np.nan  # pingouin would silently analyse the other 3 raters
     with pytest.raises(ReliabilityError, match=r"rater\(s\) \[3\] have no ratings at all"):
         icc(x, nan_policy="omit")
+
+
+# ------------------------------------------------------------------------------------ interval order
+@pytest.mark.parametrize("x", [[[0, 0], [0, 0], [1, 1]], [[0, 0], [0, 0], [3, 3]], [[0, 0, 0], [0, 0, 0], [7, 7, 7]],
+                               [[-3, -3], [-2.9, -2.9], [-2.8, -2.8]]])
+def test_perfect_agreement_on_few_items_has_the_exact_interval_one_one(x):
+    # MS_raters = MS_error = 0: every form is 1 and so is every limit.  ICC(A,1) and ICC(A,k) used to
+    # come out as (1.0000000000000002, 1.0), a lower limit above the estimate and the upper limit.
+    for res in icc_table(x).results.values():
+        assert res.value == 1.0 and res.ci == (1.0, 1.0), res.label
+
+
+def test_agreement_interval_is_widened_to_contain_a_strongly_negative_estimate():
+    # By hand: grand mean 1.75, row means 1 and 2.5, column means 5 and -1.5: MSR = 2.25,
+    # MSC = 42.25, MSE = 86.75 - 2.25 - 42.25 = 42.25, so ICC(A,1) = (2.25 - 42.25) / (2.25 + 42.25).
+    # The McGraw & Wong limits at the Satterthwaite df are about (-1.00, -0.99), both below it.
+    single = icc([[1, 1], [9, -4]], "A,1")
+    assert single.value == pytest.approx(-40 / 44.5, rel=1e-12)
+    assert single.ci_low < single.value == single.ci_high
+    assert single.ci_low == pytest.approx(-1.0, abs=1e-3)
+    # ICC(A,k) = 2 rho / (1 + rho) = -24 for [[2, 7], [5, 5]] (rho = -12/13); its stepped-up upper
+    # limit was -152961: the interval is now (-inf, -24].
+    average = icc([[2, 7], [5, 5]], "A,k")
+    assert average.value == pytest.approx(-24.0, rel=1e-12)
+    assert average.ci == (-math.inf, average.value)

@@ -326,6 +326,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
             lo, hi = _single_from_f(fl, k), _single_from_f(fu, k)
         else:
             lo, hi = _average_from_f(fl), _average_from_f(fu)
+        lo, hi = _bracket(values[form], lo, hi)
         res = ICCResult(
             form=form, value=float(values[form]), ci_low=float(lo), ci_high=float(hi), f=float(f),
             df1=df_n, df2=df2, p=float(p), satterthwaite_df=float(v) if model == "A" else None, **common,
@@ -333,6 +334,18 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
         out[form] = res
     _check_defined(list(out.values()), a, rho_a)
     return out
+
+
+def _bracket(value: float, lo: float, hi: float) -> tuple[float, float]:
+    """The limits widened to contain the estimate, so that always lo <= value <= hi (<= 1).
+
+    The McGraw & Wong (1996) ICC(A,1) limits (Satterthwaite df evaluated at the estimate) can
+    exclude a strongly negative estimate (-0.90 with limits -1.00, -0.99 for [[1, 1], [9, -4]]),
+    and rounding can put a limit a few ulps past it; the interval is then extended to the
+    estimate, never narrowed.  A NaN limit stays NaN (``min``/``max`` keep their first
+    argument when a comparison with NaN is false) for :func:`_check_defined` to report.
+    """
+    return min(lo, value), max(hi, value)
 
 
 def _f_ci(f: float, q_lower: float, q_upper: float) -> tuple[float, float]:
@@ -390,6 +403,8 @@ def _satterthwaite(rho: float, a: _Anova) -> float:
 def _agreement_ci(a: _Anova, f_star: float, f_star_rev: float) -> tuple[float, float]:
     """ICC(A,1) limits of McGraw & Wong (1996) / Shrout & Fleiss (1979)."""
     n, k, msr, msc, mse = a.n, a.k, a.msr, a.msc, a.mse
+    if msc == 0 and mse == 0:  # perfect agreement: every limit is exactly 1
+        return 1.0, 1.0
     common = k * msc + (k * n - k - n) * mse
     # L = n(MSR - F* MSE) / (F* common + n MSR), divided through by F* (and U by F_*) so that the
     # huge quantiles of a tiny Satterthwaite df (~1e305 for v ~ 0.01) do not overflow.

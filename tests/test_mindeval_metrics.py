@@ -134,10 +134,22 @@ def test_repeated_judge_summary_median_and_quartiles():
     patients = [f"p{i // 2}" for i in range(20)]
     systems = ["a", "b"] * 10
     res = repeated_judge_summary(runs, human, patients, systems)
-    taus = sorted(kendall_vs_annotators(r, human).vs_average for r in runs)
+    taus = sorted(kendalltau(r, base).statistic for r in runs)
     assert res.n_runs == 7 and res.kendall.median == pytest.approx(taus[3])
-    assert res.kendall.q1 <= res.kendall.median <= res.kendall.q3
-    assert res.mipsa is not None and 0 <= res.mipsa.median <= 1
+    # numpy's linear quartiles of 7 sorted values sit at positions 1.5 and 4.5
+    assert res.kendall.q1 == pytest.approx((taus[1] + taus[2]) / 2)
+    assert res.kendall.q3 == pytest.approx((taus[4] + taus[5]) / 2)
+    # MIPSA by hand: one system pair per patient (a, b); it agrees when the judge orders the pair
+    # like the average annotator; a run's MIPSA is the share of the 10 patients that agree.
+    mipsas = sorted(
+        float(np.mean([np.sign(r[i] - r[i + 1]) == np.sign(base[i] - base[i + 1]) for i in range(0, 20, 2)]))
+        for r in runs)
+    assert res.mipsa is not None and res.mipsa.n == 7
+    assert res.mipsa.median == pytest.approx(mipsas[3])
+    assert (res.mipsa.q1, res.mipsa.q3) == pytest.approx(((mipsas[1] + mipsas[2]) / 2, (mipsas[4] + mipsas[5]) / 2))
+    assert (res.mipsa.minimum, res.mipsa.maximum) == (mipsas[0], mipsas[-1])
+    assert len(set(mipsas)) > 2  # the noise levels spread the runs: the check is not vacuous
+    assert repeated_judge_summary(runs, human).mipsa is None  # MIPSA needs the patients
 
 
 def test_ranking_agreement_between_leaderboards():

@@ -322,6 +322,11 @@ def test_try_parse_rejects_unknown_format_and_missing_keys():
         try_parse("{}", "json", "0-10")
 
 
+# The reminder's example score sits 60% up the scale, on its grid: 0 + 0.6 * 5 = 3,
+# 0 + 0.6 * 100 = 60, 1 + 0.6 * 5 = 4 (fractional: rounded to one decimal).
+REMINDER_EXAMPLE = {"0-5": 3.0, "0-100": 60.0, "1-6": 4.0}
+
+
 @pytest.mark.parametrize("fmt,axes", [("number", None), ("json", SUMM), ("json", MTB), ("axes", AXES)])
 @pytest.mark.parametrize("scale", [Scale(0, 5), Scale(0, 100), Scale(1, 6, fractional=True)])
 def test_reminder_states_bounds_and_its_example_parses(fmt, axes, scale):
@@ -330,11 +335,11 @@ def test_reminder_states_bounds_and_its_example_parses(fmt, axes, scale):
     assert f"from {lo} to {hi}" in text
     if fmt == "number":
         example = text.split("for example: ")[1].split(". ")[0]
-        assert parse_score(example, scale) is not None
+        assert parse_score(example, scale) == REMINDER_EXAMPLE[scale.name]
     if fmt == "json":
         filled = text.split("JSON object, each <score> being")[1].split(": ", 1)[1].rsplit(". Do not", 1)[0]
         filled = filled.replace("<score>", hi)
-        assert set(parse_json_scores(filled, axes, scale)) == set(axes)
+        assert parse_json_scores(filled, axes, scale) == {a: float(scale.high) for a in axes}
     if fmt == "axes":
         filled = "\n".join(line.replace("<score>", lo) for line in text.splitlines() if "<score>" in line
                            and ":" in line and not line.startswith("Your"))

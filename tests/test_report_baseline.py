@@ -80,6 +80,25 @@ def test_max_statistic_fails_on_rise_not_on_drop() -> None:
                         [("t::n", [rec(0.115, direction="max", statistic="nMAE")])])).status == "pass"
 
 
+@pytest.mark.parametrize("direction, statistic, base, at, past, better_at, better_past", [
+    ("min", "ICC(A,1)", 0.80, 0.75, 0.7499, 0.85, 0.8501),  # max_icc_drop 0.05
+    ("max", "nMAE", 0.10, 0.12, 0.1201, 0.08, 0.0799),      # max_nmae_rise 0.02
+])
+def test_a_change_of_exactly_the_tolerance_passes_and_one_just_past_it_does_not(
+        direction, statistic, base, at, past, better_at, better_past) -> None:
+    # docs/reports.md: a metric regresses when it got worse by *more than* its tolerance.  In
+    # binary floating point 0.80 - 0.75 is 0.05000000000000004: "exactly" includes rounding.
+    def status(current):
+        return only(compare([("t::m", [rec(base, direction=direction, statistic=statistic)])],
+                            [("t::m", [rec(current, direction=direction, statistic=statistic)])])).status
+
+    assert status(at) == "pass"
+    assert status(past) == "regression"  # no CI and no item scores: the tolerance alone decides
+    assert status(better_at) == "pass"  # better by exactly the tolerance is not yet "improved"
+    assert status(better_past) == "improved"
+    assert status(base) == "pass"
+
+
 def test_rising_icc_is_an_improvement() -> None:
     assert only(compare([("t::a", [rec(0.5, [0.4, 0.6])])], [("t::a", [rec(0.8, [0.7, 0.9])])])).status == "improved"
 
@@ -135,7 +154,7 @@ def test_paired_test_decides_when_item_scores_exist() -> None:
 
 
 def test_signed_rank_matches_scipy() -> None:
-    scipy_stats = pytest.importorskip("scipy.stats")
+    from scipy import stats as scipy_stats  # a hard dependency: never skipped
     rng = np.random.default_rng(3)
     for n in (6, 15, 40):
         d = rng.normal(0.2, 1.0, n)

@@ -65,6 +65,21 @@ def test_mipsa_drop_reference_ties_changes_only_tied_interactions(vectors):
     assert res.value == pytest.approx((1 + 2 / 3 + 5 / 6 + 0) / 4)
 
 
+def test_mipsa_pair_tied_for_both_annotators_is_agreement_one_sided_tie_is_not():
+    # The documented rule (Kocmi / mt-metrics-eval sign equality), which the vector above never
+    # exercises: pairs (0,1), (0,2), (1,2) of one interaction.
+    both_tied = mipsa([[2, 2, 1]], [[3, 3, 0]])  # (0,1) tied in both: agree; the others agree
+    assert both_tied.per_interaction == (1.0,) and both_tied.n_pairs == 3
+    only_a = mipsa([[2, 2, 1]], [[3, 4, 0]])  # (0,1) tied only in a: disagreement
+    assert only_a.value == pytest.approx(2 / 3)
+    only_b = mipsa([[2, 1, 0]], [[3, 3, 0]])  # (0,1) tied only in b: disagreement
+    assert only_b.value == pytest.approx(2 / 3)
+    # drop_reference_ties leaves out the pair tied in b (both-tied or not) and keeps a tie only in a
+    assert mipsa([[2, 2, 1]], [[3, 3, 0]], ties="drop_reference_ties").n_pairs == 2
+    kept = mipsa([[2, 2, 1]], [[3, 4, 0]], ties="drop_reference_ties")
+    assert kept.value == pytest.approx(2 / 3) and kept.n_pairs == 3 and kept.ties == "drop_reference_ties"
+
+
 def test_mipsa_identical_annotators_is_one_and_reversed_is_zero():
     a = [[1, 2, 3], [5, 4, 6, 1]]
     assert mipsa(a, a).value == 1.0

@@ -77,7 +77,7 @@ def nmae(judge: Any, human: Any, scale: ScaleLike, *, item_ids: Sequence[Any] | 
     for name, m in (("judge", j), ("human", h)):
         out = m[(m < sc.low - 1e-9) | (m > sc.high + 1e-9)]
         if out.size:
-            raise ReliabilityError(f"{name} scores outside scale {sc.name}: e.g. {out[0]!r}; pass the scale used")
+            raise ReliabilityError(f"{name} scores outside scale {sc.name}: e.g. {float(out[0])!r}; pass the scale used")
     ids = tuple(item_ids) if item_ids is not None else (ids_of(judge, "item_ids") or ids_of(human, "item_ids"))
     if ids is not None and len(ids) != j.size:
         raise ReliabilityError(f"{len(ids)} item ids for {j.size} items")

@@ -52,7 +52,8 @@ TARGETS: dict[str, list[str]] = {
 }
 
 # mutmut mutant name -> (text of the mutated line, why the change cannot alter behaviour)
-EQUIVALENT: dict[str, tuple[str, str]] = {}
+EQUIVALENT: dict[str, tuple[str, str]] = {
+}
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 

@@ -326,7 +326,15 @@ def test_judge_mipsa_tie_policy_and_an_annotator_without_ratings():
     assert sign.per_annotator[0] == 1.0 and math.isnan(sign.per_annotator[1]) and sign.ties == "sign"
     assert sign.vs_average == 1.0 and sign.n_interactions == 2
     drop = judge_mipsa([2.0, 1.0, 0.0, 1.0, 2.0, 3.0], human, patients, ties="drop_reference_ties")
-    assert drop.vs_average == 1.0 and drop.ties == "drop_reference_ties"
+    assert drop.vs_average == 1.0 and drop.ties == "drop_reference_ties" and drop.per_annotator[0] == 1.0
+    runs = [[2.0, 1.0, 0.0, 1.0, 2.0, 3.0]] * 3
+    assert repeated_judge_summary(runs, human, patients, ties="drop_reference_ties").mipsa.median == 1.0
+    assert repeated_judge_summary(runs, human, patients).mipsa.median == pytest.approx((2 / 3 + 1) / 2)
+    # systems align each patient's list by name: reversing p1's system labels reverses its pairs
+    systems = ["a", "b", "c", "a", "b", "c"]
+    flipped = ["c", "b", "a", "a", "b", "c"]
+    assert repeated_judge_summary(runs, human, patients, systems).mipsa.median == pytest.approx((2 / 3 + 1) / 2)
+    assert judge_mipsa(runs[0], human, patients, flipped).vs_average == judge_mipsa(runs[0], human, patients).vs_average
     assert judge_mipsa([2.0, 1.0, 0.0, 1.0, 2.0, 3.0], human, patients).vs_average == pytest.approx((2 / 3 + 1) / 2)
     with pytest.raises(RatingsError, match=r"^judge has 5 interactions but human scores have 6$"):
         judge_mipsa(judge[:5], human, patients)
@@ -386,3 +394,25 @@ def test_judge_self_preference_uses_only_patients_both_judges_scored():
     other = {"gpt": [_scored("gpt", "q1", [1] * 5)], "claude": [_scored("claude", "q1", [1] * 5)]}
     with pytest.raises(RatingsError, match=r"^the two judges share no fully scored patient$"):
         judge_self_preference(ref, other, "gpt")
+
+
+def test_judge_side_accepts_judge_scores_axis_dicts_and_failures_and_human_side_a_ratings_object():
+    class Panel:
+        def to_matrix(self):
+            return np.array([[1.0, 2.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0]])
+
+    judge = [js(0, [1] * 5), {"CAC": 2, "EPC": 2, "AR": 2, "TRA": 2, "ASCQ": 2}, None, 4.0]
+    res = kendall_vs_annotators(judge, Panel())
+    assert res.n == 3 and res.vs_average == pytest.approx(1.0)  # 1, 2, 4 against 1.5, 2, 4.5
+    listed = kendall_vs_annotators([1.0, 2.0, None, 4.0], [[1, 2], [2, None], [3, 4], [4, 5]])
+    assert listed.per_annotator[1] == pytest.approx(1.0)  # None in the human list is a missing rating
+    two = kendall_vs_annotators([1.0, 2.0], [[1.0], [2.0]])
+    assert two.n == 2 and two.vs_average == pytest.approx(1.0)  # two interactions are enough
+
+
+def test_patient_ids_are_the_text_before_the_first_separator():
+    by_system = {"a": [JudgeScore("p1::a::r2", dict.fromkeys(("CAC", "EPC", "AR", "TRA", "ASCQ"), 3.0), None, "",
+                                  False, "m")],
+                 "b": [JudgeScore("p1::b::r7", dict.fromkeys(("CAC", "EPC", "AR", "TRA", "ASCQ"), 4.0), None, "",
+                                  False, "m")]}
+    assert aligned_scores(by_system) == ({"a": [3.0], "b": [4.0]}, ["p1"], 0)

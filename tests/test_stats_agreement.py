@@ -356,6 +356,7 @@ def test_bootstrap_resamples_item_rows_of_a_matrix():
     ],
 )
 def test_bootstrap_bad_input(kwargs, message):
+    kwargs = dict(kwargs)  # the parameter dict is shared by reruns of this test: never mutate it
     samples = kwargs.pop("samples")
     with pytest.raises(ReliabilityError, match=message):
         bootstrap_ci(np.mean, *samples, **kwargs)

@@ -382,3 +382,27 @@ def test_agreement_interval_is_widened_to_contain_a_strongly_negative_estimate()
     average = icc([[2, 7], [5, 5]], "A,k")
     assert average.value == pytest.approx(-24.0, rel=1e-12)
     assert average.ci == (-math.inf, average.value)
+
+
+@pytest.mark.parametrize("eps", [1e-8, 1e-9, 1e-10, 1e-11])
+def test_near_perfect_agreement_is_about_one_not_undefined(eps):
+    # One rating off by eps: ICC(A,1) rounds to 1.  The Satterthwaite df was then NaN (a division by
+    # 1 - rho), which made the interval, and so the whole ICC, "undefined (degenerate)".
+    r = icc([[1, 1], [2, 2], [3, 3 + eps], [4, 4]], "A,1")
+    assert r.value == pytest.approx(1.0, abs=1e-12) and r.ci_low <= r.value <= r.ci_high
+    assert r.ci_low > 0.999
+    # MS_raters = MS_error here (a single deviation), so the limit of the df as rho -> 1,
+    # (k-1)(MSC + (n-1) MSE)^2 / (MSC^2 + (n-1) MSE^2), is (1 + 3)^2 / (1 + 3) = 4 with n = 4, k = 2
+    assert r.satterthwaite_df == pytest.approx(4.0, rel=1e-9)
+
+
+def test_satterthwaite_df_in_the_limiting_cases():
+    # perfect agreement: (n-1)(k-1); only reported, the interval is [1, 1] whatever the df
+    assert icc([[1, 1, 1], [3, 3, 3], [2, 2, 2], [5, 5, 5]], "A,1").satterthwaite_df == 6.0
+    # MS_error = 0 with rater offsets: v = (a MSC)^2 / ((a MSC)^2 / (k-1)) = k - 1
+    offsets = icc([[1, 3, 6], [2, 4, 7], [4, 6, 9], [0, 2, 5], [3, 5, 8]], "A,1")
+    assert offsets.satterthwaite_df == pytest.approx(2.0, rel=1e-12)
+    half = [[i, i + 0.5] for i in range(8)]  # MS_raters = 8 * 2 * 0.25**2 = 1 exactly, MS_error = 0
+    r = icc(half, "A,1")
+    assert (r.ms_raters, r.ms_error) == (1.0, 0.0) and r.satterthwaite_df == pytest.approx(1.0, rel=1e-12)
+    assert icc(half, "C,1").satterthwaite_df is None  # only the A forms use it

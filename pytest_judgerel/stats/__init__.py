@@ -37,7 +37,7 @@ def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
-    if name in ("icc", "agreement", "consistency", "ranking", "_input"):
+    if name in ("agreement", "consistency", "ranking", "_input"):  # "icc" is the function (in _EXPORTS)
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -387,17 +387,21 @@ def _step_up(rho: float, k: int) -> float:
 
 
 def _satterthwaite(rho: float, a: _Anova) -> float:
-    """McGraw & Wong (1996) df for the ICC(A,1) interval, evaluated at the estimate."""
+    """McGraw & Wong (1996) df for the ICC(A,1) interval, evaluated at the estimate.
+
+    v = (a MSC + b MSE)^2 / ((a MSC)^2 / (k-1) + (b MSE)^2 / ((n-1)(k-1))) with
+    a = k rho / (n (1 - rho)) and b = 1 + k rho (n - 1) / (n (1 - rho)).  Both terms are
+    multiplied by n (1 - rho), which leaves the ratio unchanged and keeps it finite when rho
+    rounds to 1 (near-perfect agreement), where v tends to
+    (k-1)(MSC + (n-1) MSE)^2 / (MSC^2 + (n-1) MSE^2).  A NaN rho gives a NaN df.
+    """
     n, k, msc, mse = a.n, a.k, a.msc, a.mse
     if msc == 0 and mse == 0:  # perfect agreement: the interval is [1, 1] whatever the df
         return float((n - 1) * (k - 1))
-    if math.isnan(rho) or rho == 1:
-        return math.nan
-    aa = k * rho / (n * (1 - rho))
-    bb = 1 + k * rho * (n - 1) / (n * (1 - rho))
-    num = (aa * msc + bb * mse) ** 2
-    den = (aa * msc) ** 2 / (k - 1) + (bb * mse) ** 2 / ((n - 1) * (k - 1))
-    return num / den if den else math.nan
+    a_msc = k * rho * msc  # a MSC, times n (1 - rho)
+    b_mse = (n * (1 - rho) + k * rho * (n - 1)) * mse  # b MSE, times n (1 - rho)
+    den = a_msc ** 2 / (k - 1) + b_mse ** 2 / ((n - 1) * (k - 1))
+    return (a_msc + b_mse) ** 2 / den if den else math.nan
 
 
 def _agreement_ci(a: _Anova, f_star: float, f_star_rev: float) -> tuple[float, float]:

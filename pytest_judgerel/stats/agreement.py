@@ -166,7 +166,7 @@ def _paired(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, int]:
         raise ReliabilityError(f"{a.size} complete item pair(s); a correlation needs at least 3")
     for name, v in (("x", a), ("y", b)):
         if np.all(v == v[0]):
-            raise ReliabilityError(f"{name} is constant ({v[0]!r} for every item): the correlation is undefined")
+            raise ReliabilityError(f"{name} is constant ({float(v[0])!r} for every item): the correlation is undefined")
     return a, b, int((~keep).sum())
 
 

@@ -280,6 +280,7 @@ def _reject_constant(name: str) -> float:
 
 
 def _load_json(text: str, reply: Any) -> dict:
+    """Decode ``text``, a ``{...}`` slice from :func:`_json_object_text` (so always an object)."""
     duplicates: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict:
@@ -296,8 +297,6 @@ def _load_json(text: str, reply: Any) -> dict:
         raise _fail("bad_json", f"invalid JSON ({exc})", reply) from None
     if duplicates:
         raise _fail("ambiguous", f"key {duplicates[0]!r} appears twice with different values", reply)
-    if not isinstance(obj, dict):
-        raise _fail("bad_json", f"top-level JSON is a {type(obj).__name__}, not an object", reply)
     return obj
 
 

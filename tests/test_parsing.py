@@ -368,3 +368,81 @@ def test_long_pathological_replies_parse_in_linear_time(reply):
         assert not outcome.ok or fmt == "number"
     # quadratic regex backtracking took 3-57 s on these before the line-by-line scan
     assert time.thread_time() - start < 2.0
+
+
+# ------------------------------------------------------------------ every failure message in full
+_FENCED_TWICE = '```json\n{"a": 1}\n```\n```json\n{"a": 2}\n```'
+
+
+@pytest.mark.parametrize("kind, reply, arg, cause, message", [
+    ("score", "7 or 8", "0-10", "ambiguous", "ambiguous: 2 different candidate scores (7, 8); reply was '7 or 8'"),
+    ("score", "", "0-10", "empty", "empty: the reply is empty; reply was ''"),
+    ("score", 7, "0-10", "not_text", "not_text: expected a string reply, got int; reply was '7'"),
+    ("score", "no idea", "0-10", "no_number", "no_number: no score found; reply was 'no idea'"),
+    ("score", "11", "0-10", "out_of_range", "out_of_range: score 11 is outside scale 0-10 (0..10); reply was '11'"),
+    ("score", "0.5", "1-6", "out_of_range", "out_of_range: score 0.5 is outside scale 1-6 (1..6); reply was '0.5'"),
+    ("score", "7.5", "0-10", "off_grid", "off_grid: score 7.5 is not a step of scale 0-10 (steps of 1; use a "
+                                          "fractional scale to allow it); reply was '7.5'"),
+    ("score", "7/20", "0-10", "bad_denominator", "bad_denominator: '7/20' is a fraction of 20, not of the scale "
+                                                  "maximum 10; reply was '7/20'"),
+    ("score", "x" * 200, "0-10", "no_number", "no_number: no score found; reply was '" + "x" * 160 + "'... (+40 chars)"),
+    ("json", _FENCED_TWICE, ["a"], "ambiguous", f"ambiguous: 2 different fenced JSON blocks; reply was {_FENCED_TWICE!r}"),
+    ("json", "no braces", ["a"], "bad_json", "bad_json: no JSON object ({...}) found; reply was 'no braces'"),
+    ("json", "} {", ["a"], "bad_json", "bad_json: no JSON object ({...}) found; reply was '} {'"),
+    ("json", '{"a": 1,}', ["a"], "bad_json", "bad_json: invalid JSON (Expecting property name enclosed in double "
+                                              "quotes: line 1 column 9 (char 8)); reply was '{\"a\": 1,}'"),
+    ("json", '{"a": NaN}', ["a"], "bad_json", "bad_json: invalid JSON (NaN is not allowed); reply was '{\"a\": NaN}'"),
+    ("json", '{"a": 1, "a": 2}', ["a"], "ambiguous", "ambiguous: key 'a' appears twice with different values; "
+                                                      "reply was '{\"a\": 1, \"a\": 2}'"),
+    ("json", '{"a": 5}', ["a.b"], "missing_key", "missing_key: key 'a.b' not found (parent is not an object); "
+                                                  "reply was '{\"a\": 5}'"),
+    ("json", '{"a": {"c": 1}}', ["a.b"], "missing_key", "missing_key: key 'a.b' not found (keys: ['c']); "
+                                                         "reply was '{\"a\": {\"c\": 1}}'"),
+    ("json", '{"A b": 1, "a_b": 2}', ["a b"], "ambiguous", "ambiguous: keys ['A b', 'a_b'] all match 'a b' with "
+                                                            "different values; reply was '{\"A b\": 1, \"a_b\": 2}'"),
+    ("json", '{"a": null}', ["a"], "not_a_number", "not_a_number: value of 'a' is null; reply was '{\"a\": null}'"),
+    ("json", '{"a": [1]}', ["a"], "not_a_number", "not_a_number: value of 'a' is [1]; reply was '{\"a\": [1]}'"),
+    ("json", '{"a": {"x": 1}}', ["a"], "not_a_number", "not_a_number: value of 'a' is {\"x\": 1}; "
+                                                        "reply was '{\"a\": {\"x\": 1}}'"),
+    ("json", '{"a": true}', ["a"], "not_a_number", "not_a_number: value of 'a' is true; reply was '{\"a\": true}'"),
+    ("json", '{"a": 11}', ["a"], "out_of_range", "out_of_range: score 11 for 'a' is outside scale 0-10 (0..10); "
+                                                  "reply was '{\"a\": 11}'"),
+    ("json", '{"a": 7.5}', ["a"], "off_grid", "off_grid: score 7.5 for 'a' is not a step of scale 0-10 (steps of 1; "
+                                               "use a fractional scale to allow it); reply was '{\"a\": 7.5}'"),
+    ("json", '{"a": "  "}', ["a"], "not_a_number", "not_a_number: value of 'a' is an empty string; "
+                                                    "reply was '{\"a\": \"  \"}'"),
+    ("json", '{"a": "7 or 8"}', ["a"], "ambiguous", "ambiguous: 2 different candidate scores for 'a' (7, 8); "
+                                                     "reply was '{\"a\": \"7 or 8\"}'"),
+    ("axes", "Empathy: 3", ["Accuracy"], "missing_axis", "missing_axis: no line 'AXIS: score' for axis 'Accuracy'; "
+                                                         "reply was 'Empathy: 3'"),
+    ("axes", "Accuracy:", ["Accuracy"], "no_number", "no_number: the line for axis 'Accuracy' has no score; "
+                                                     "reply was 'Accuracy:'"),
+    ("axes", "Accuracy: none", ["Accuracy"], "no_number", "no_number: no score found for 'Accuracy'; "
+                                                          "reply was 'Accuracy: none'"),
+    ("axes", "Accuracy: 3\nAccuracy: 4", ["Accuracy"], "ambiguous", "ambiguous: axis 'Accuracy' is scored more than "
+                                                                    "once (3, 4); reply was 'Accuracy: 3\\nAccuracy: 4'"),
+    ("axes", "Accuracy: 9", ["Accuracy"], "out_of_range", "out_of_range: score 9 for 'Accuracy' is outside scale 1-6 "
+                                                          "(1..6); reply was 'Accuracy: 9'"),
+])
+def test_every_failure_names_its_cause_the_detail_and_quotes_the_reply(kind, reply, arg, cause, message):
+    call = {"score": lambda: parse_score(reply, arg), "json": lambda: parse_json_scores(reply, arg, "0-10"),
+            "axes": lambda: parse_axis_lines(reply, arg, "1-6")}[kind]
+    with pytest.raises(ParseError) as info:
+        call()
+    assert (info.value.cause, str(info.value)) == (cause, message)
+    assert info.value.reply == (reply if isinstance(reply, str) else repr(reply))
+    fmt = {"score": "number", "json": "json", "axes": "axes"}[kind]
+    scale = {"score": arg, "json": "0-10", "axes": "1-6"}[kind]
+    outcome = try_parse(reply, fmt, scale, None if kind == "score" else arg)
+    assert outcome.failure.to_dict() == {"cause": cause, "message": message, "reply": info.value.reply}
+
+
+def test_no_reply_at_all_is_empty_and_parsers_need_keys_or_axes():
+    with pytest.raises(ParseError) as info:
+        parse_score(None, "0-10")
+    assert (info.value.cause, str(info.value), info.value.reply) == (
+        "empty", "empty: the judge returned no text (None); reply was ''", "")
+    with pytest.raises(ValueError, match=r"^parse_json_scores needs at least one key$"):
+        parse_json_scores("{}", [], "0-10")
+    with pytest.raises(ValueError, match=r"^parse_axis_lines needs at least one axis$"):
+        parse_axis_lines("x", [], "0-10")

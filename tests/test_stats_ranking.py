@@ -520,3 +520,15 @@ def test_summarize_repeats_reports_extremes_and_counts():
     res = summarize_repeats([4.0, float("nan"), 1.0, 3.0, 2.0, float("nan")])
     assert (res.minimum, res.maximum, res.n, res.n_missing) == (1.0, 4.0, 4, 2)
     assert (res.q1, res.median, res.q3) == pytest.approx((1.75, 2.5, 3.25))  # linear interpolation
+
+
+def test_clusters_follow_alpha_and_its_default_is_five_percent():
+    assert significance_clusters([[1, 0.06], [1, 1]]) == [1, 1]  # 0.06 > 0.05: not separated
+    assert significance_clusters([[1, 0.06], [1, 1]], alpha=0.1) == [1, 2]
+    rng = np.random.default_rng(12)
+    hi = rng.normal(3.2, 1.0, 30)
+    lo = hi - 0.2 + rng.normal(0, 0.6, 30)
+    p = rank_systems({"lo": lo, "hi": hi}, test="ttest").p_values[0, 1]
+    assert 0.0001 < p < 0.99
+    assert rank_systems({"lo": lo, "hi": hi}, test="ttest", alpha=0.99).clusters == (1, 2)
+    assert rank_systems({"lo": lo, "hi": hi}, test="ttest", alpha=0.0001).clusters == (1, 1)

@@ -446,3 +446,64 @@ def test_no_reply_at_all_is_empty_and_parsers_need_keys_or_axes():
         parse_json_scores("{}", [], "0-10")
     with pytest.raises(ValueError, match=r"^parse_axis_lines needs at least one axis$"):
         parse_axis_lines("x", [], "0-10")
+
+
+_TAIL = "Do not include any explanation or additional text."
+
+
+@pytest.mark.parametrize("fmt, scale, axes, text", [
+    ("number", Scale(1, 5, step=0.5), None,  # 60% up: 1 + round(0.6 * 4 / 0.5) * 0.5 = 3.5
+     "Your previous reply could not be read as a score. Reply with only a single number from 1 to 5 (a number in "
+     f"steps of 0.5), for example: 3.5. {_TAIL}"),
+    ("number", Scale(0, 0.35, fractional=True), None,  # round(0.6 * 0.35, 1) = 0.2
+     "Your previous reply could not be read as a score. Reply with only a single number from 0 to 0.35 (a number, "
+     f"decimals allowed), for example: 0.2. {_TAIL}"),
+    ("number", "0-10", None,
+     "Your previous reply could not be read as a score. Reply with only a single number from 0 to 10 (a whole "
+     f"number), for example: 6. {_TAIL}"),
+    ("json", "1-5", ["a.b", "a.c", "d"],
+     "Your previous reply could not be read. Reply with only this JSON object, each <score> being a whole number "
+     f'from 1 to 5: {{"a": {{"b": <score>, "c": <score>}}, "d": <score>}}. {_TAIL}'),
+    ("axes", Scale(1, 6, fractional=True), ["X", "Y"],
+     "Your previous reply could not be read. Reply with exactly these 2 lines, each <score> being a number, "
+     f"decimals allowed from 1 to 6:\nX: <score>\nY: <score>\n{_TAIL}"),
+])
+def test_reminder_texts_in_full(fmt, scale, axes, text):
+    assert format_reminder(fmt, scale, axes) == text
+
+
+def test_reminder_and_try_parse_refuse_what_they_cannot_phrase():
+    with pytest.raises(ValueError, match=r"^format_reminder\('json', \.\.\.\) needs the keys$"):
+        format_reminder("json", "0-5")
+    with pytest.raises(ValueError, match=r"^format_reminder\('axes', \.\.\.\) needs the axes$"):
+        format_reminder("axes", "0-5", [])
+    with pytest.raises(ValueError, match=r"^unknown reply format 'xml'; expected one of \('number', 'json', 'axes'\)$"):
+        format_reminder("xml", "0-5")
+    with pytest.raises(ValueError, match=r"^format 'axes' needs the list of axes$"):
+        try_parse("x", "axes", "0-5")
+    with pytest.raises(ValueError, match=r"^format 'json' needs the list of keys$"):
+        try_parse("x", "json", "0-5", [])
+    ok = try_parse('{"a": 3}', "json", "0-5", ["a"])
+    assert (ok.ok, ok.fmt, ok.values, ok.value, ok.failure) == (True, "json", {"a": 3.0}, None, None)
+    lines = try_parse("A: 2", "axes", "0-5", ["A"])
+    assert (lines.ok, lines.fmt, lines.values) == (True, "axes", {"A": 2.0})
+    bad = try_parse("A: 9", "axes", "0-5", ["A"])
+    assert (bad.ok, bad.fmt, bad.cause) == (False, "axes", "out_of_range")
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Accuracy:3", 3.0),                      # no space after the colon
+    ("Accuracy — 4", 4.0),                    # an em dash with spaces
+    ("Accuracy -\t5", 5.0),                   # a tab after the dash
+    ("Accuracy (LLMness): 3 (solid)", 3.0),   # the first parenthesis closes the suffix
+    ("Accuracy (open\nAccuracy: 2", 2.0),     # an unclosed suffix skips that line only
+    ("AccuracyX: 3", "missing_axis"),         # a longer word is another axis
+    ("Accuracy (a)X: 3", "missing_axis"),
+    ("Accuracy- 3", "missing_axis"),          # a dash glued to the name is not a separator
+])
+def test_axis_line_separators(reply, expected):
+    outcome = try_parse(reply, "axes", "1-6", ["Accuracy"])
+    if isinstance(expected, str):
+        assert outcome.cause == expected
+    else:
+        assert outcome.ok and outcome.values == {"Accuracy": expected}

@@ -22,6 +22,7 @@ from pytest_judgerel.parsing import (
     parse_axis_lines,
     parse_json_scores,
     parse_score,
+    quote_reply,
     try_parse,
 )
 from pytest_judgerel.scales import Scale
@@ -507,3 +508,40 @@ def test_axis_line_separators(reply, expected):
         assert outcome.cause == expected
     else:
         assert outcome.ok and outcome.values == {"Accuracy": expected}
+
+
+def test_quotes_are_cut_after_160_characters_and_non_text_is_quoted_by_repr():
+    assert quote_reply("x" * 160) == repr("x" * 160)
+    assert quote_reply("x" * 161) == repr("x" * 160) + "... (+1 chars)"
+    assert quote_reply(7) == "'7'" and quote_reply(None) == "'None'"
+    assert quote_reply("abcdef", limit=4) == "'abcd'... (+2 chars)"
+
+
+@pytest.mark.parametrize("reply, scale, expected", [
+    ("7 7.000000001", "0-10", 7.0),               # within 1e-9 relative: the same number said twice
+    ("0 0.0000000001", Scale(0, 1, fractional=True), 0.0),  # near zero the tolerance is absolute (1e-9)
+    ("0.5 0.5000000015", Scale(0, 1, fractional=True), "ambiguous"),  # 1.5e-9 apart: two numbers
+    ("−3", Scale(-5, 5), -3.0),                   # a typographic minus sign
+    ("7\u00a0out of 10", "0-10", 7.0),            # a no-break space
+    ("<think>4</think> 7 <think>5</think>", "0-10", 7.0),  # every closed reasoning block is dropped
+    ("1 2 3 4 5 6 7", "0-10", "ambiguous: 7 different candidate scores (1, 2, 3, 4, 5, 6); reply was '1 2 3 4 5 6 7'"),
+    ("Score out of 20: 7", "0-10", "bad_denominator: 'out of 20' is a fraction of 20, not of the scale maximum 10; "
+                                   "reply was 'Score out of 20: 7'"),
+])
+def test_number_reading_details(reply, scale, expected):
+    outcome = try_parse(reply, "number", scale)
+    if isinstance(expected, float):
+        assert outcome.ok and outcome.value == expected
+    elif ":" in expected:
+        assert outcome.failure.message == expected
+    else:
+        assert outcome.cause == expected
+
+
+def test_json_values_within_rounding_of_the_bounds_are_on_the_scale():
+    import json as _json
+
+    frac = Scale(0, 10, fractional=True)
+    for value in (0 - 1e-9, 10 + 1e-9):
+        assert parse_json_scores(_json.dumps({"a": value}), ["a"], frac) == {"a": value}
+    assert try_parse(_json.dumps({"a": 10 + 2e-9}), "json", frac, ["a"]).cause == "out_of_range"

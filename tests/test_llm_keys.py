@@ -151,6 +151,9 @@ def test_key_fields_of_a_fully_specified_request():
         "grammar": 'root ::= "1"', "extra": {"presence_penalty": 0.1}, "namespace": "ns", "sample_index": 2,
     }
     assert type(key_fields(FULL)["temperature"]) is float
+    # only the slashes at the end go: a base ending in another character keeps it
+    assert key_fields(dataclasses.replace(FULL, api_base="http://h/X//"))["api_base"] == "http://h/X"
+    assert key_fields(dataclasses.replace(FULL, api_base=""))["api_base"] is None
 
 
 def test_canonical_json_is_sorted_compact_unescaped_and_refuses_nan():

@@ -456,3 +456,31 @@ def test_tolerances_are_validated() -> None:
         with pytest.raises(ValueError, match=rf"^alpha must be in \(0, 1\), got {alpha}$"):
             Tolerances(alpha=alpha)
     assert Tolerances(max_icc_drop=0).for_direction("min") == 0 and Tolerances().for_direction("max") == 0.02
+
+
+def test_stale_judge_reasons_list_every_changed_field_and_old_files_without_judges_work() -> None:
+    new_judge = dict(JUDGE, model="m2", temperature=0.7)
+    e = only(compare([("t::a", [rec(0.85, [0.8, 0.9], judge=JUDGE)])],
+                     [("t::a", [rec(0.60, [0.5, 0.7], judge=new_judge)])]))
+    assert e.reason.endswith("; judge changed: model 'm1'->'m2', temperature 0.0->0.7")
+    base = updated_baseline(None, report(("t::a", [rec(0.85, [0.8, 0.9], judge=JUDGE)])))
+    del base["judges"]  # a hand-edited or older file
+    comp = compare_report(report(("t::a", [rec(0.85, [0.8, 0.9], judge=new_judge)])), base)
+    assert only(comp).fingerprint_changed and only(comp).judge_changes["model"] == [None, "m2"]
+
+
+def test_missing_entries_default_to_min_and_not_run_counts_only_tests_absent_from_the_run() -> None:
+    base = updated_baseline(None, report(("t::a", [rec(0.8)]), ("t::b", [rec(0.8)]), ("t::c", [rec(0.8)])))
+    del base["tests"]["t::a"]["ICC(A,1)"]["direction"]
+    base["tests"]["t::a"]["old"] = {"statistic": "x", "value": 0.5, "ci": None, "n": None, "fingerprint": "data"}
+    comp = compare_report(report(("t::a", [rec(0.8)]), ("t::b", [rec(0.8)])), base)
+    missing = comp.by_status("missing")
+    assert [(m.metric, m.direction, m.baseline, m.current) for m in missing] == [("old", "min", 0.5, None)]
+    assert comp.not_run == 1  # t::c only
+
+
+def test_updated_baseline_reads_partial_files_and_stamps_utc_time() -> None:
+    out = updated_baseline({"schema": "pytest-judgerel/baseline"}, report(("t::a", [rec(0.8)])))
+    assert list(out["tests"]) == ["t::a"] and out["judges"] == {}
+    assert out["updated"].endswith("+00:00")
+    assert updated_baseline(None, {})["tests"] == {}

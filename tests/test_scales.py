@@ -122,3 +122,16 @@ def test_normalize_maps_low_to_zero_and_high_to_one_and_denormalize_inverts_it()
     neg = Scale(-10, 10)
     assert neg.normalize(0) == 0.5 and neg.denormalize(0.75) == 5.0
     np.testing.assert_array_equal(neg.denormalize(np.array([0.0, 1.0])), [-10.0, 10.0])
+
+
+def test_rounding_tolerance_at_the_bounds_of_a_fractional_scale():
+    frac = Scale(1, 5, fractional=True)
+    assert frac.contains(1 - 1e-9) and frac.contains(5 + 1e-9)
+    assert not frac.contains(1 - 2e-9) and not frac.contains(5 + 2e-9)
+
+
+def test_normalize_and_denormalize_read_missing_values_as_nan():
+    out = Scale(1, 5).normalize([1, None, 5])
+    assert out[0] == 0.0 and math.isnan(out[1]) and out[2] == 1.0
+    back = Scale(1, 5).denormalize([0.5, None])
+    assert back[0] == 3.0 and math.isnan(back[1])

@@ -193,8 +193,8 @@ def updated_baseline(previous: Mapping[str, Any] | None, report: Mapping[str, An
 
 
 # ---------------------------------------------------------------------- compare
-def _fmt(v: float | None) -> str:
-    return "undefined" if v is None else f"{v:.4f}"
+def _fmt(v: float) -> str:
+    return f"{v:.4f}"  # every caller has checked for an undefined (None) value already
 
 
 def compare_point(nodeid: str, name: str, entry: Mapping[str, Any], point: MetricPoint,

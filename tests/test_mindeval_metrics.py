@@ -416,3 +416,11 @@ def test_patient_ids_are_the_text_before_the_first_separator():
                  "b": [JudgeScore("p1::b::r7", dict.fromkeys(("CAC", "EPC", "AR", "TRA", "ASCQ"), 4.0), None, "",
                                   False, "m")]}
     assert aligned_scores(by_system) == ({"a": [3.0], "b": [4.0]}, ["p1"], 0)
+
+
+def test_repeated_summary_checks_the_systems_it_is_given():
+    human = np.array([[1.0], [2.0], [3.0], [4.0]])
+    runs = [[1.0, 2.0, 3.0, 4.0]]
+    with pytest.raises(RatingsError, match=r"^patient 'p' has two interactions with the same system$"):
+        repeated_judge_summary(runs, human, ["p"] * 4, ["a", "a", "b", "c"])
+    assert repeated_judge_summary(runs, human, ["p"] * 4, ["d", "c", "b", "a"]).mipsa.median == 1.0

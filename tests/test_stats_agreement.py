@@ -470,3 +470,8 @@ def test_bootstrap_defaults_fields_and_argument_checks():
                                                r"data \(too few items or no variation\); try method='percentile' or "
                                                r"more items$"):
         bootstrap_ci(lambda a: float("nan"), [1.0, 2.0, 3.0, 4.0], n_resamples=50, method="percentile")
+
+
+def test_bootstrap_reads_none_as_a_missing_value():
+    with pytest.raises(ReliabilityError, match=r"^bootstrap interval is NaN"):
+        bootstrap_ci(np.mean, [1.0, None, 3.0, 4.0], n_resamples=50)

@@ -492,8 +492,9 @@ def test_agreement_interval_equals_the_published_formula_at_any_confidence(confi
               [3.1, 7.9], [3.4, 8.2], [3.5, 7.2], [4.3, 8.1], [3.4, 9.1], [4.3, 8.5], [4.3, 9.7], [5.8, 10.3],
               [5.6, 10.6], [5.6, 10.4], [5.4, 11.8], [6.3, 12.4], [6.9, 12.2], [7.0, 11.4], [8.9, 13.3],
               [8.9, 12.4], [5.6, 14.2], [6.7, 12.5], [8.8, 14.9], [8.9, 14.3], [9.9, 13.4], [10.2, 14.7]]
+    two_noisy = [[1, 5, 2, 6, 3, 4], [4, 2, 6, 5, 7, 3]]  # at 30%: F* < 1 and a lower limit below the estimate
     for x in (SF, load_matrix("gen_25x2")[:12], [[3, 4, 2], [5, 5, 4], [1, 2, 2], [4, 3, 5], [2, 2, 1]],
-              two_items, offset):
+              two_items, offset, two_noisy):
         rho, lo, hi = _mcgraw_wong_a1_interval(x, confidence)
         r = icc(x, "A,1", confidence=confidence)
         assert r.value == pytest.approx(rho, rel=1e-12)
@@ -525,3 +526,9 @@ def test_unknown_form_message_lists_every_form_and_the_aliases():
         canonical_form("ICC(4,1)")
     assert str(info.value) == ("unknown ICC form 'ICC(4,1)'; use one of 1,1, A,1, C,1, 1,k, A,k, C,k (also accepted: "
                                "'ICC(A,1)', 'ICC(2,1)', pingouin-style 'ICC1'..'ICC3k')")
+
+
+def test_table_header_counts_omitted_items():
+    x = SF.tolist()
+    x[2][1] = None
+    assert str(icc_table(x, nan_policy="omit")).splitlines()[0] == "ICC table: n = 5 items, k = 4 raters, 1 items omitted"

@@ -119,7 +119,8 @@ def test_missing_ratings_are_named_or_dropped_listwise():
                                                r"rater\(s\) \['r1', 'r2'\]; fill them or pass nan_policy='omit' to "
                                                r"drop those items$"):
         drop_missing(x, "raise", name="judge", item_ids=list("abcd"), rater_ids=["r1", "r2"])
-    with pytest.raises(ReliabilityError, match=r"in item\(s\) \[0, 2\] from rater\(s\) \[0, 1\];"):
+    with pytest.raises(ReliabilityError, match=r"^ratings has 3 missing rating\(s\) in item\(s\) \[0, 2\] from "
+                                               r"rater\(s\) \[0, 1\];"):
         drop_missing(x, "raise")
     kept, omitted = drop_missing(x, "omit")
     assert kept.tolist() == [[2.0, 3.0], [4.0, 5.0]] and omitted == 2
@@ -153,3 +154,22 @@ def test_ids_are_tuples_and_a_string_is_not_a_list_of_ids():
 
     assert ids_of(R(), "item_ids") == ("a", "b") and ids_of(R(), "rater_ids") is None
     assert ids_of(object(), "item_ids") is None
+
+
+def test_exactly_ten_items_are_listed_without_a_remainder():
+    x = np.full((10, 2), 1.0)
+    x[:, 1] = NAN
+    with pytest.raises(ReliabilityError) as info:
+        drop_missing(x, "raise")
+    assert "in item(s) [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] from rater(s) [1];" in str(info.value)
+
+
+def test_float_input_is_copied_too_and_a_single_present_repeat_is_its_own_mean():
+    src = np.array([[1.0, 2.0], [3.0, 4.0]])
+    out = as_matrix(src)
+    out[0, 0] = 99.0
+    assert src[0, 0] == 1.0
+    one = as_matrix(np.array([[[NAN, 5.0]], [[1.0, 3.0]]]), duplicates="mean")
+    assert one.tolist() == [[5.0], [2.0]]
+    with pytest.raises(ReliabilityError, match=r"^judge must be numeric ratings, got str$"):
+        as_vector_or_matrix("1,2", name="judge")

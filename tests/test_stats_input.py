@@ -173,3 +173,9 @@ def test_float_input_is_copied_too_and_a_single_present_repeat_is_its_own_mean()
     assert one.tolist() == [[5.0], [2.0]]
     with pytest.raises(ReliabilityError, match=r"^judge must be numeric ratings, got str$"):
         as_vector_or_matrix("1,2", name="judge")
+
+
+def test_last_present_repeat_among_four():
+    x = np.array([[[1.0, 3.0, NAN, NAN], [NAN, 2.0, NAN, 7.0]]])
+    assert collapse_repeats(x, "last").tolist() == [[3.0, 7.0]]
+    assert collapse_repeats(x, "first").tolist() == [[1.0, 2.0]]

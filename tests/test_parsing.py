@@ -545,3 +545,12 @@ def test_json_values_within_rounding_of_the_bounds_are_on_the_scale():
     for value in (0 - 1e-9, 10 + 1e-9):
         assert parse_json_scores(_json.dumps({"a": value}), ["a"], frac) == {"a": value}
     assert try_parse(_json.dumps({"a": 10 + 2e-9}), "json", frac, ["a"]).cause == "out_of_range"
+
+
+def test_json_block_details():
+    fenced = '```json\n{"a": 2}\n```\nsee above\n```json\n{"a": 2}\n```'
+    assert parse_json_scores(fenced, ["a"], "0-5") == {"a": 2.0}  # the same block twice is not ambiguous
+    assert parse_json_scores('{"a": 1}.', ["a"], "0-5") == {"a": 1.0}  # text after the object is ignored
+    # two keys match "a b" with equal values (written in different key orders): one value, no ambiguity
+    same = '{"A b": {"x": 1, "y": 2}, "a_b": {"y": 2, "x": 1}}'
+    assert parse_json_scores(same, ["a b.x"], "0-5") == {"a b.x": 1.0}

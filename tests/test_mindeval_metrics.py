@@ -424,3 +424,17 @@ def test_repeated_summary_checks_the_systems_it_is_given():
     with pytest.raises(RatingsError, match=r"^patient 'p' has two interactions with the same system$"):
         repeated_judge_summary(runs, human, ["p"] * 4, ["a", "a", "b", "c"])
     assert repeated_judge_summary(runs, human, ["p"] * 4, ["d", "c", "b", "a"]).mipsa.median == 1.0
+
+
+def test_an_abbreviation_alone_is_one_sentence():
+    assert sentence_count("e.g.") == 1 and sentence_count("Dr.") == 1
+
+
+def test_an_interaction_nobody_rated_gives_no_numpy_warning():
+    import warnings
+
+    human = np.array([[1.0, 2.0], [np.nan, np.nan], [3.0, 3.0], [4.0, 5.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Mean of empty slice" would fail here
+        assert kendall_vs_annotators([1.0, 2.0, 3.0, 4.0], human).n == 3
+        assert judge_mipsa([1.0, 2.0, 3.0, 4.0], human, ["p", "p", "p", "p"]).vs_average == 1.0

@@ -179,3 +179,12 @@ def test_last_present_repeat_among_four():
     x = np.array([[[1.0, 3.0, NAN, NAN], [NAN, 2.0, NAN, 7.0]]])
     assert collapse_repeats(x, "last").tolist() == [[3.0, 7.0]]
     assert collapse_repeats(x, "first").tolist() == [[1.0, 2.0]]
+
+
+def test_cells_and_items_without_ratings_give_nan_without_a_numpy_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0/0 would warn "invalid value encountered in divide"
+        assert math.isnan(collapse_repeats(np.array([[[NAN, NAN]]]), "mean")[0, 0])
+        assert math.isnan(item_means(np.array([[NAN, NAN], [1.0, 2.0]]))[0])

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 PACKAGE = "pytest_judgerel"
 GOAL = 0.90
 
@@ -52,8 +53,7 @@ TARGETS: dict[str, list[str]] = {
 }
 
 # mutmut mutant name -> (text of the mutated line, why the change cannot alter behaviour)
-EQUIVALENT: dict[str, tuple[str, str]] = {
-}
+from mutation_equivalents import EQUIVALENT  # noqa: E402  (mutant name -> (mutated line, why equivalent))
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 
@@ -82,7 +82,14 @@ class ModuleResult:
 
     @property
     def rate(self) -> float:
+        """Killed among the mutants that are not equivalent (the goal's measure)."""
         return self.killed / self.denominator if self.denominator else 1.0
+
+    @property
+    def raw_rate(self) -> float:
+        """Killed among all mutants (no mutant excused as equivalent)."""
+        total = self.total - self.counts.get("skipped", 0)
+        return self.killed / total if total else 1.0
 
 
 def _mutmut_config(module: str, tests: list[str]) -> str:
@@ -145,9 +152,9 @@ def run_module(module: str, tests: list[str], workdir: Path, max_children: int, 
             res.equivalent.append((name, EQUIVALENT[name][1]))
         else:
             res.survivors.append((name, status, change))
-    known = {n for n in codes}
-    res.stale = [n for n in EQUIVALENT if n.startswith(_prefix(module)) and
-                 (n not in known or n not in {e for e, _ in res.equivalent})]
+    dotted = _prefix(module)[:-1]
+    matched = {e for e, _ in res.equivalent}
+    res.stale = [n for n in EQUIVALENT if n.rsplit(".", 1)[0] == dotted and n not in matched]
     return res
 
 
@@ -202,7 +209,7 @@ def _print_module(r: ModuleResult, log: Path) -> None:
         return
     counts = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
     print(f"   {r.total} mutants: {counts}; {len(r.equivalent)} equivalent; "
-          f"kill rate {r.rate:.1%} ({r.killed}/{r.denominator}) in {r.seconds:.0f} s")
+          f"kill rate {r.rate:.1%} ({r.killed}/{r.denominator}), {r.raw_rate:.1%} of all, in {r.seconds:.0f} s")
     for name, status, change in r.survivors:
         print(f"   {status:>9}  {name.removeprefix(_prefix(r.module))}: {change}")
     for name in r.stale:
@@ -211,26 +218,28 @@ def _print_module(r: ModuleResult, log: Path) -> None:
 
 def _summary(results: list[ModuleResult], json_path: str | None) -> int:
     print()
-    print(f"{'module':<22} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>5} {'rate':>7}")
+    print(f"{'module':<22} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>5} {'rate':>7} {'of all':>7}")
     for r in results:
         if r.error:
             print(f"{r.module:<22} ERROR {r.error}")
             continue
         print(f"{r.module:<22} {r.total:>7} {r.killed:>6} {len(r.equivalent):>5} {len(r.survivors):>5} "
-              f"{r.rate:>7.1%}")
+              f"{r.rate:>7.1%} {r.raw_rate:>7.1%}")
     ok = [r for r in results if not r.error]
     killed = sum(r.killed for r in ok)
     den = sum(r.denominator for r in ok)
+    total = sum(r.total for r in ok)
     rate = killed / den if den else 0.0
     worst = min((r.rate for r in ok), default=0.0)
-    print(f"{'all':<22} {sum(r.total for r in ok):>7} {killed:>6} {sum(len(r.equivalent) for r in ok):>5} "
-          f"{sum(len(r.survivors) for r in ok):>5} {rate:>7.1%}")
+    print(f"{'all':<22} {total:>7} {killed:>6} {sum(len(r.equivalent) for r in ok):>5} "
+          f"{sum(len(r.survivors) for r in ok):>5} {rate:>7.1%} {killed / total if total else 0:>7.1%}")
     passed = bool(ok) and len(ok) == len(results) and rate >= GOAL and worst >= GOAL
     print(f"mutation: measured {rate:.1%} killed overall, worst module {worst:.1%} goal>={GOAL:.0%} "
           f"{'PASS' if passed else 'FAIL'}")
     if json_path:
         Path(json_path).write_text(json.dumps([
-            {"module": r.module, "counts": r.counts, "rate": r.rate, "seconds": round(r.seconds, 1),
+            {"module": r.module, "counts": r.counts, "rate": r.rate, "raw_rate": r.raw_rate,
+             "seconds": round(r.seconds, 1),
              "error": r.error, "equivalent": r.equivalent,
              "survivors": [{"name": n, "status": s, "change": c} for n, s, c in r.survivors]}
             for r in results], indent=2), encoding="utf-8")

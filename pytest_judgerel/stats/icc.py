@@ -337,7 +337,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
 
 
 def _bracket(value: float, lo: float, hi: float) -> tuple[float, float]:
-    """The limits widened to contain the estimate, so that always lo <= value <= hi (<= 1).
+    """The limits widened to contain the estimate, so that always lo <= value <= hi.
 
     The McGraw & Wong (1996) ICC(A,1) limits (Satterthwaite df evaluated at the estimate) can
     exclude a strongly negative estimate (-0.90 with limits -1.00, -0.99 for [[1, 1], [9, -4]]),

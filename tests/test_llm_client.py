@@ -17,7 +17,7 @@ from pytest_judgerel.llm.fake_server import FakeLLMServer
 from pytest_judgerel.llm.request import LLMRequest
 from pytest_judgerel.llm.scripted import register_scripted
 
-from llm_fixtures import cache_dir, fake_request, make_client, server, unique_model  # noqa: F401
+from llm_fixtures import GatedFakeServer, cache_dir, fake_request, make_client, server, unique_model  # noqa: F401
 
 
 def test_repeats_are_distinct_samples_and_replay_identically_without_upstream_calls(server, cache_dir):
@@ -141,13 +141,14 @@ def test_response_fields(server, cache_dir):
 
 
 def test_concurrency_is_bounded_by_the_process_semaphore(cache_dir):
-    with FakeLLMServer(latency=0.1) as srv:
-        with make_client(cache_dir, cache_mode="off", max_concurrency=4) as client:
+    # the server holds requests until 4 are in flight: the peak is the client's limit, whatever the load
+    with GatedFakeServer(gate=4, latency=0.1) as srv:
+        with make_client(cache_dir, cache_mode="off", max_concurrency=4, timeout=60.0) as client:
             start = time.perf_counter()
-            client.complete_many([fake_request(srv, f"p{i}") for i in range(12)])
+            out = client.complete_many([fake_request(srv, f"p{i}") for i in range(12)])
             elapsed = time.perf_counter() - start
-        assert srv.max_in_flight == 4
-        assert elapsed >= 0.29  # 3 waves of 0.1 s
+        assert srv.max_in_flight == 4 and srv.requests == 12 and len(out) == 12
+        assert elapsed >= 0.29  # at least 3 waves of 0.1 s (a slower machine only adds time)
 
 
 def test_requests_per_minute_limit_spaces_calls(server, cache_dir):

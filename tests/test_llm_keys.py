@@ -130,3 +130,51 @@ def test_bad_requests_raise_config_error_naming_the_field(bad, cause):
 def test_api_key_not_in_repr():
     request = LLMRequest(model="m", messages=[{"role": "user", "content": "hi"}], api_key="sk-very-secret")
     assert "sk-very-secret" not in repr(request)
+
+
+# ------------------------------------------------------------------ the exact layout (a golden key)
+FULL = LLMRequest(
+    model="openai/gpt-x", messages=({"role": "system", "content": "Sé breve."}, {"role": "user", "content": "Rate 7"}),
+    temperature=1, max_tokens=5, seed=3, top_p=0.5, stop=("\n",), response_format={"type": "json_object"},
+    tools=({"type": "function", "function": {"name": "f"}},), grammar='root ::= "1"',
+    extra_params={"presence_penalty": 0.1}, api_base="http://host:8/v1/", sample_index=2, namespace="ns",
+    api_key="sk-secret", timeout=9.0, metadata={"test": "t"},
+)
+
+
+def test_key_fields_of_a_fully_specified_request():
+    assert key_fields(FULL) == {
+        "v": 1, "model": "openai/gpt-x", "api_base": "http://host:8/v1",  # trailing slash dropped
+        "messages": [{"role": "system", "content": "Sé breve."}, {"role": "user", "content": "Rate 7"}],
+        "temperature": 1.0, "top_p": 0.5, "max_tokens": 5, "seed": 3, "stop": ["\n"],
+        "response_format": {"type": "json_object"}, "tools": [{"type": "function", "function": {"name": "f"}}],
+        "grammar": 'root ::= "1"', "extra": {"presence_penalty": 0.1}, "namespace": "ns", "sample_index": 2,
+    }
+    assert type(key_fields(FULL)["temperature"]) is float
+    # only the slashes at the end go: a base ending in another character keeps it
+    assert key_fields(dataclasses.replace(FULL, api_base="http://h/X//"))["api_base"] == "http://h/X"
+    assert key_fields(dataclasses.replace(FULL, api_base=""))["api_base"] is None
+
+
+def test_canonical_json_is_sorted_compact_unescaped_and_refuses_nan():
+    assert canonical_json({"b": 1, "a": [1.5, "é", None]}) == '{"a":[1.5,"é",null],"b":1}'
+    with pytest.raises(ConfigError, match=r"^request field is not JSON-serialisable for the cache key: "
+                                          r"Out of range float values are not JSON compliant"):
+        canonical_json({"t": float("nan")})
+    with pytest.raises(ConfigError, match=r"^request field is not JSON-serialisable for the cache key: .*set"):
+        canonical_json({"t": {1, 2}})
+
+
+def test_golden_cache_key_never_changes_without_a_key_version_bump():
+    # sha256 of the canonical JSON (UTF-8) of key_fields(FULL), recorded once; a layout change that
+    # does not bump KEY_VERSION would silently turn old cassettes into wrong hits or misses.
+    import hashlib
+
+    expected_text = ('{"api_base":"http://host:8/v1","extra":{"presence_penalty":0.1},"grammar":"root ::= \\"1\\"",'
+                     '"max_tokens":5,"messages":[{"content":"Sé breve.","role":"system"},{"content":"Rate 7",'
+                     '"role":"user"}],"model":"openai/gpt-x","namespace":"ns","response_format":{"type":'
+                     '"json_object"},"sample_index":2,"seed":3,"stop":["\\n"],"temperature":1.0,"tools":[{"function":'
+                     '{"name":"f"},"type":"function"}],"top_p":0.5,"v":1}')
+    assert canonical_json(key_fields(FULL)) == expected_text
+    assert cache_key(FULL) == hashlib.sha256(expected_text.encode("utf-8")).hexdigest()
+    assert cache_key(FULL) == key_from_fields(key_fields(FULL))

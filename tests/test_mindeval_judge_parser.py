@@ -132,8 +132,8 @@ def test_render_conversation_tags_and_roles():
 def test_pathological_replies_are_rejected_in_linear_time(reply):
     import time
 
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time of this thread: other processes' load does not count
     with pytest.raises(ParseError):
         parse_judge_reply(reply)
     # the old backtracking pattern took > 10 s on the first input
-    assert time.perf_counter() - start < 1.0
+    assert time.thread_time() - start < 1.0

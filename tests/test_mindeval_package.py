@@ -13,10 +13,22 @@ from pytest_judgerel.mindeval import prompts
 from pytest_judgerel.mindeval.profiles import sample_profiles
 
 
-def test_every_export_resolves():
+def test_every_export_is_the_object_a_mindeval_submodule_defines():
+    import importlib
+    import pkgutil
+
+    submodules = [importlib.import_module(f"pytest_judgerel.mindeval.{m.name}")
+                  for m in pkgutil.iter_modules(mindeval.__path__)]
     for name in mindeval.__all__:
-        assert getattr(mindeval, name) is not None, name
-    with pytest.raises(AttributeError):
+        obj = getattr(mindeval, name)
+        homes = [m.__name__ for m in submodules if m.__dict__.get(name) is obj]
+        assert homes, f"{name} resolves to {obj!r}, which no mindeval submodule defines under that name"
+        defined_in = getattr(obj, "__module__", None)
+        if callable(obj) and defined_in and defined_in.startswith("pytest_judgerel.mindeval."):
+            assert defined_in in homes, (name, defined_in, homes)
+        assert getattr(mindeval, name) is obj  # a second lookup returns the same object
+    assert {"MindEvalJudge", "judge_mipsa", "sample_profiles", "run_interactions", "AXES"} <= set(mindeval.__all__)
+    with pytest.raises(AttributeError, match="does_not_exist"):
         mindeval.does_not_exist  # noqa: B018
 
 

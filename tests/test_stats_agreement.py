@@ -356,6 +356,7 @@ def test_bootstrap_resamples_item_rows_of_a_matrix():
     ],
 )
 def test_bootstrap_bad_input(kwargs, message):
+    kwargs = dict(kwargs)  # the parameter dict is shared by reruns of this test: never mutate it
     samples = kwargs.pop("samples")
     with pytest.raises(ReliabilityError, match=message):
         bootstrap_ci(np.mean, *samples, **kwargs)
@@ -364,3 +365,113 @@ def test_bootstrap_bad_input(kwargs, message):
 def test_bootstrap_degenerate_statistic_raises():
     with pytest.raises(ReliabilityError, match="NaN"):
         bootstrap_ci(lambda a: float("nan"), [1.0, 2.0, 3.0, 4.0], n_resamples=50, method="percentile")
+
+
+# ------------------------------------------------------------------------------------ contract details
+def test_nmae_names_each_side_accepts_rounding_at_the_bounds_and_reports_in_full():
+    with pytest.raises(ReliabilityError, match=r"^judge ratings must be 1-D \(items\) or 2-D"):
+        nmae([[[1]]], [1], "0-5")
+    with pytest.raises(ReliabilityError, match=r"^human ratings must be 1-D \(items\) or 2-D"):
+        nmae([1], [[[1]]], "0-5")
+    with pytest.raises(ReliabilityError, match=r"^no item has both a judge and a human rating$"):
+        nmae([np.nan, 2], [1, np.nan], "0-5")
+    assert nmae([1 - 1e-9, 5 + 1e-9], [1, 5], "1-5").value == pytest.approx(0.0, abs=1e-9)
+    res = nmae([1, 5, 3], [2, 5, 3], "1-5", item_ids=["a", "b", "c"])
+    assert res.to_dict() == {"value": pytest.approx(1 / 12), "n": 3, "scale": [1.0, 5.0], "n_omitted": 0,
+                             "worst_items": [{"item": "a", "error": 0.25}]}
+
+
+def test_correlation_results_in_full():
+    r = pearson([1, 2, 3, 4], [1, 2, 3, 5])
+    # four items are enough for the Fisher-z interval: tanh(atanh r -/+ 1.959964 / sqrt(4 - 3))
+    z, half = math.atanh(r.value), 1.959963984540054
+    assert (r.ci_low, r.ci_high) == pytest.approx((math.tanh(z - half), math.tanh(z + half)), rel=1e-12)
+    assert r.to_dict() == {"method": "pearson", "value": r.value, "p": r.p, "n": 4, "ci_low": r.ci_low,
+                           "ci_high": r.ci_high, "confidence": 0.95, "n_omitted": 0}
+    assert str(r) == "pearson = 0.9827 [95% CI 0.389, 1.000], p = 0.0173, n = 4"
+    three = pearson([1, 2, 3], [3, 2, 1])
+    assert three.value == pytest.approx(-1.0) and three.ci_low is None and three.confidence is None
+    assert str(three) == f"pearson = -1.0000, p = {three.p:.3g}, n = 3"
+    for bad in (0, 1, 1.5):
+        with pytest.raises(ReliabilityError, match=rf"^confidence must be strictly between 0 and 1, got {bad!r}$"):
+            pearson([1, 2, 3], [1, 3, 2], confidence=bad)
+    s = spearman([1, 2, 3, np.nan], [1, 3, 2, 4])
+    assert (s.method, s.n, s.n_omitted) == ("spearman", 3, 1)
+    k = kendall([1, 2, 3, 4, np.nan], [1, 3, 2, 4, 1], variant="c")
+    assert (k.method, k.n, k.n_omitted) == ("kendall-tau-c", 4, 1)
+    with pytest.raises(ReliabilityError, match=r"^x must be 1-D"):
+        pearson([[[1]]], [1, 2, 3])
+    with pytest.raises(ReliabilityError, match=r"^y must be 1-D"):
+        spearman([1, 2, 3], [[[1]]])
+    with pytest.raises(ReliabilityError, match=r"^y is constant \(2\.0 for every item\): the correlation is undefined$"):
+        kendall([1, 2, 3], [2, 2, 2])
+
+
+def test_krippendorff_defaults_counts_and_named_errors():
+    x = [[1, 2, np.nan], [3, 3, 4], [np.nan, 5, 5], [2, np.nan, np.nan]]
+    res = krippendorff_alpha(x)
+    assert res == krippendorff_alpha(x, "interval") and res.level == "interval"
+    assert (res.n_units, res.n_values, res.n_raters) == (3, 7, 3)  # the last unit has one rating only
+    with pytest.raises(ReliabilityError, match=r"^reliability data must be numeric ratings, got str$"):
+        krippendorff_alpha("1,2")
+    with pytest.raises(ReliabilityError, match=r"^no unit has ratings from at least 2 raters: alpha is undefined$"):
+        krippendorff_alpha([[1, np.nan], [np.nan, 2]])
+    with pytest.raises(ReliabilityError, match=r"^ratio-level alpha needs non-negative values$"):
+        krippendorff_alpha([[1, -1], [2, 2]], "ratio")
+    with pytest.raises(ReliabilityError, match=r"^all pairable ratings are identical: no expected disagreement, "
+                                               r"alpha is undefined$"):
+        krippendorff_alpha([[3, 3], [3, 3]], "nominal")
+
+
+def test_ratio_alpha_with_more_than_1024_distinct_values_equals_the_full_coincidence_sum():
+    # D_e is summed in blocks of 1024 distinct values; with 1500 distinct values two blocks count
+    rng = np.random.default_rng(6)
+    truth = rng.uniform(1, 100, 750)
+    x = np.column_stack([truth, truth * rng.uniform(0.9, 1.1, 750)])
+    values = x.ravel()
+    assert np.unique(values).size == 1500
+    d2 = ((values[:, None] - values[None, :]) / (values[:, None] + values[None, :])) ** 2
+    expected_pairs = d2.sum()  # every ordered pair of pairable values
+    observed = 2.0 * (((x[:, 0] - x[:, 1]) / (x[:, 0] + x[:, 1])) ** 2).sum()  # m_u = 2: weight 1
+    alpha = 1.0 - (values.size - 1) * observed / expected_pairs
+    assert krippendorff_alpha(x, "ratio").value == pytest.approx(alpha, rel=1e-10)
+
+
+def test_spearman_brown_names_the_bad_argument():
+    with pytest.raises(ReliabilityError, match=r"^spearman_brown: rho must be a finite number, got nan$"):
+        spearman_brown(float("nan"), 2)
+    with pytest.raises(ReliabilityError, match=r"^spearman_brown: k must be a finite number, got True$"):
+        spearman_brown(0.5, True)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy: the standard error of a single resample
+def test_bootstrap_defaults_fields_and_argument_checks():
+    res = bootstrap_ci(np.mean, [1.0, 2.0, 3.0, 4.0, 7.0])
+    assert (res.n_resamples, res.seed, res.method, res.confidence) == (2000, 0, "BCa", 0.95)
+    assert res.ci_low <= res.estimate == 3.4 <= res.ci_high
+    assert str(res).startswith("3.4 [95% BCa bootstrap CI ") and str(res).endswith("; 2000 resamples, seed 0]")
+
+    class Matrix:
+        def to_matrix(self):
+            return np.array([[1.0, 2.0], [2.0, 2.0], [3.0, 5.0], [4.0, 4.0]])
+
+    one = bootstrap_ci(lambda m: float(m.mean()), Matrix(), n_resamples=1, method="percentile", seed=3)
+    assert one.estimate == 2.875 and one.n_resamples == 1 and one.seed == 3 and one.method == "percentile"
+    for kwargs, message in (({"confidence": 0}, r"^confidence must be strictly between 0 and 1, got 0$"),
+                            ({"n_resamples": True}, r"^n_resamples must be a positive integer, got True$"),
+                            ({"n_resamples": 2.5}, r"^n_resamples must be a positive integer, got 2\.5$")):
+        with pytest.raises(ReliabilityError, match=message):
+            bootstrap_ci(np.mean, [1.0, 2.0, 3.0], **kwargs)
+    with pytest.raises(ReliabilityError, match=r"^every sample needs at least 2 rows to resample, got sizes \[0\]$"):
+        bootstrap_ci(np.mean, 5.0)
+    with pytest.raises(ReliabilityError, match=r"^bootstrap_ci needs at least one sample$"):
+        bootstrap_ci(np.mean)
+    with pytest.raises(ReliabilityError, match=r"^bootstrap interval is NaN: the statistic is degenerate on resampled "
+                                               r"data \(too few items or no variation\); try method='percentile' or "
+                                               r"more items$"):
+        bootstrap_ci(lambda a: float("nan"), [1.0, 2.0, 3.0, 4.0], n_resamples=50, method="percentile")
+
+
+def test_bootstrap_reads_none_as_a_missing_value():
+    with pytest.raises(ReliabilityError, match=r"^bootstrap interval is NaN"):
+        bootstrap_ci(np.mean, [1.0, None, 3.0, 4.0], n_resamples=50)

@@ -143,3 +143,50 @@ def test_project_ratings_carry_their_own_scale_and_item_ids():
     res = scale_consistency({"six-point": coarse, "percent": fine})
     assert res.item_ids == tuple("abcde")
     assert res.joint.value == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ contract details (mutation testing)
+def test_scores_on_the_scale_bounds_pass_and_past_them_are_named_in_the_scales_units():
+    on_bounds = {"0-1": [-1e-9, 0.5, 1 + 1e-9, 0.2], "0-10": [0.0, 5.0, 10.0, 3.0]}  # within rounding
+    assert scale_consistency(on_bounds, scales=[Scale(0, 1, fractional=True), "0-10"]).n_items == 4
+    with pytest.raises(ReliabilityError, match=r"^scores for scale '0-5' fall outside 0-5: e\.g\. -0\.5; "
+                                               r"pass the scale actually used$"):
+        scale_consistency({"0-5": [-0.5, 2, 3], "0-10": [1, 4, 6]})
+    with pytest.raises(ReliabilityError, match=r"fall outside 0-10: e\.g\. 10\.5;"):
+        scale_consistency({"0-5": [1, 2, 3], "0-10": [1, 4, 10.5]})
+
+
+def test_a_badly_shaped_entry_is_named_by_its_scale():
+    with pytest.raises(ReliabilityError, match=r"^ratings on scale '0-10' must be 1-D"):
+        scale_consistency({"0-5": [1, 2], "0-10": [[[1]], [[2]]]})
+
+
+def test_different_items_list_at_most_five_of_each_side():
+    six, other = _Ratings("abcdefgh", range(8)), _Ratings("abmnopqr", range(8))
+    with pytest.raises(ReliabilityError) as info:
+        scale_consistency({"0-10": six, "0-5": other})
+    msg = str(info.value)
+    assert "only in '0-10': ['c', 'd', 'e', 'f', 'g'], only in '0-5': ['m', 'n', 'o', 'p', 'q']" in msg
+
+
+def test_form_and_confidence_reach_the_joint_and_every_pairwise_icc():
+    r = judge_scores(seed=2)
+    res = scale_consistency(r, form="C,1", confidence=0.8)
+    for one in (res.joint, *res.pairwise.values()):
+        assert one.form == "C,1" and one.confidence == 0.8
+    assert res.joint == icc(res.normalized, "C,1", confidence=0.8)
+    assert scale_consistency(r).joint.form == "A,1"  # the default: absolute agreement
+
+
+def test_text_and_dict_in_full():
+    t = np.array([0.1, 0.5, 0.9, 0.3])
+    res = scale_consistency({"0-5": 5 * t, "0-10": 10 * t + np.array([0.5, -0.5, 0.0, 0.2])})
+    j, p = res.joint, res.pairwise[("0-5", "0-10")]
+    assert str(res) == (f"inter-scale consistency, ICC(A,1) on 4 items (scores mapped to [0, 1])\n"
+                        f"  0-5, 0-10: {j.value:.3f} [{j.ci_low:.3f}, {j.ci_high:.3f}] {j.band}\n"
+                        f"  0-5 vs 0-10: {p.value:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}] {p.band}")
+    d = res.to_dict()
+    assert d == {"scales": ["0-5", "0-10"], "form": "A,1", "n_items": 4, "joint": j.to_dict(),
+                 "pairwise": {"0-5 vs 0-10": p.to_dict()}, "min_pair": {"pair": ["0-5", "0-10"], "value": p.value},
+                 "matrix": [[1.0, p.value], [p.value, 1.0]]}
+    assert scale_consistency({"0-5": 5 * t, "0-10": 10 * t + 0.1}, pairwise=False).to_dict()["min_pair"] is None

@@ -357,3 +357,178 @@ def test_an_empty_rater_column_is_named_instead_of_silently_dropped():
     x[:, 3] = np.nan  # pingouin would silently analyse the other 3 raters
     with pytest.raises(ReliabilityError, match=r"rater\(s\) \[3\] have no ratings at all"):
         icc(x, nan_policy="omit")
+
+
+# ------------------------------------------------------------------------------------ interval order
+@pytest.mark.parametrize("x", [[[0, 0], [0, 0], [1, 1]], [[0, 0], [0, 0], [3, 3]], [[0, 0, 0], [0, 0, 0], [7, 7, 7]],
+                               [[-3, -3], [-2.9, -2.9], [-2.8, -2.8]]])
+def test_perfect_agreement_on_few_items_has_the_exact_interval_one_one(x):
+    # MS_raters = MS_error = 0: every form is 1 and so is every limit.  ICC(A,1) and ICC(A,k) used to
+    # come out as (1.0000000000000002, 1.0), a lower limit above the estimate and the upper limit.
+    for res in icc_table(x).results.values():
+        assert res.value == 1.0 and res.ci == (1.0, 1.0), res.label
+
+
+def test_agreement_interval_is_widened_to_contain_a_strongly_negative_estimate():
+    # By hand: grand mean 1.75, row means 1 and 2.5, column means 5 and -1.5: MSR = 2.25,
+    # MSC = 42.25, MSE = 86.75 - 2.25 - 42.25 = 42.25, so ICC(A,1) = (2.25 - 42.25) / (2.25 + 42.25).
+    # The McGraw & Wong limits at the Satterthwaite df are about (-1.00, -0.99), both below it.
+    single = icc([[1, 1], [9, -4]], "A,1")
+    assert single.value == pytest.approx(-40 / 44.5, rel=1e-12)
+    assert single.ci_low < single.value == single.ci_high
+    assert single.ci_low == pytest.approx(-1.0, abs=1e-3)
+    # ICC(A,k) = 2 rho / (1 + rho) = -24 for [[2, 7], [5, 5]] (rho = -12/13); its stepped-up upper
+    # limit was -152961: the interval is now (-inf, -24].
+    average = icc([[2, 7], [5, 5]], "A,k")
+    assert average.value == pytest.approx(-24.0, rel=1e-12)
+    assert average.ci == (-math.inf, average.value)
+
+
+@pytest.mark.parametrize("eps", [1e-8, 1e-9, 1e-10, 1e-11])
+def test_near_perfect_agreement_is_about_one_not_undefined(eps):
+    # One rating off by eps: ICC(A,1) rounds to 1.  The Satterthwaite df was then NaN (a division by
+    # 1 - rho), which made the interval, and so the whole ICC, "undefined (degenerate)".
+    r = icc([[1, 1], [2, 2], [3, 3 + eps], [4, 4]], "A,1")
+    assert r.value == pytest.approx(1.0, abs=1e-12) and r.ci_low <= r.value <= r.ci_high
+    assert r.ci_low > 0.999
+    # MS_raters = MS_error here (a single deviation), so the limit of the df as rho -> 1,
+    # (k-1)(MSC + (n-1) MSE)^2 / (MSC^2 + (n-1) MSE^2), is (1 + 3)^2 / (1 + 3) = 4 with n = 4, k = 2
+    assert r.satterthwaite_df == pytest.approx(4.0, rel=1e-9)
+
+
+def test_satterthwaite_df_in_the_limiting_cases():
+    # perfect agreement: (n-1)(k-1); only reported, the interval is [1, 1] whatever the df
+    assert icc([[1, 1, 1], [3, 3, 3], [2, 2, 2], [5, 5, 5]], "A,1").satterthwaite_df == 6.0
+    # MS_error = 0 with rater offsets: v = (a MSC)^2 / ((a MSC)^2 / (k-1)) = k - 1
+    offsets = icc([[1, 3, 6], [2, 4, 7], [4, 6, 9], [0, 2, 5], [3, 5, 8]], "A,1")
+    assert offsets.satterthwaite_df == pytest.approx(2.0, rel=1e-12)
+    half = [[i, i + 0.5] for i in range(8)]  # MS_raters = 8 * 2 * 0.25**2 = 1 exactly, MS_error = 0
+    r = icc(half, "A,1")
+    assert (r.ms_raters, r.ms_error) == (1.0, 0.0) and r.satterthwaite_df == pytest.approx(1.0, rel=1e-12)
+    assert icc(half, "C,1").satterthwaite_df is None  # only the A forms use it
+
+
+# ------------------------------------------------------------------------------------ exact texts
+@pytest.mark.parametrize("data, form, message", [
+    ([[0, 1, 0], [0, 0, 2]], "A,k", "ICC(A,k) is undefined for these ratings: ICC(A,1) = -0.6667 is at or below "
+     "-1/(k-1) = -0.5, the pole of the Spearman-Brown step-up to ICC(A,k) (raters disagree more than chance allows)"),
+    ([[1, 5], [5, 1]], None, "ICC(A,1), ICC(1,k), ICC(A,k), ICC(C,k) are undefined for these ratings: all item "
+     "means are equal (zero between-item variance, MS_items = 0)"),
+    ([[1, 2], [1, 2], [1, 2]], None, "ICC(A,1), ICC(C,1), ICC(1,k), ICC(A,k), ICC(C,k) are undefined for these "
+     "ratings: items do not differ: every rater gave one constant score to all items (zero between-item and "
+     "residual variance)"),
+    ([[1, 5], [5, 1]], "C,k", "ICC(C,k) is undefined for these ratings: all item means are equal"),
+])
+def test_undefined_forms_are_named_with_their_cause(data, form, message):
+    with pytest.raises(ReliabilityError) as info:
+        icc_table(data) if form is None else icc(data, form)
+    assert str(info.value).startswith(message)
+
+
+def test_koo_li_band_refuses_booleans_and_non_numbers():
+    for bad in (True, "0.8", None):
+        with pytest.raises(ReliabilityError, match=rf"^koo_li_band needs a number, got {bad!r}$"):
+            koo_li_band(bad)
+    assert koo_li_band(np.float64(0.95)) == "excellent" and koo_li_band(1) == "excellent"
+
+
+def test_text_and_dict_of_the_shrout_fleiss_example():
+    # values to two decimals as published by Shrout & Fleiss (1979), Table 4; intervals = pingouin (golden)
+    t = icc_table(SF)
+    assert str(t) == "\n".join([
+        "ICC table: n = 6 items, k = 4 raters",
+        "form          ICC  95% CI                     F   df1    df2         p  band",
+        "ICC(1,1)    0.166  [-0.133,  0.723]      1.795     5     18     0.165  poor",
+        "ICC(A,1)    0.290  [ 0.019,  0.761]      11.03     5     15  0.000135  poor",
+        "ICC(C,1)    0.715  [ 0.342,  0.946]      11.03     5     15  0.000135  moderate",
+        "ICC(1,k)    0.443  [-0.884,  0.912]      1.795     5     18     0.165  poor",
+        "ICC(A,k)    0.620  [ 0.071,  0.927]      11.03     5     15  0.000135  moderate",
+        "ICC(C,k)    0.909  [ 0.676,  0.986]      11.03     5     15  0.000135  excellent",
+        "rater bias (MS_raters/MS_error): F(3, 15) = 31.87, p = 9.45e-07",
+    ])
+    assert str(t["A,1"]) == ("ICC(A,1) = 0.290 [95% CI 0.019, 0.761] poor (Koo & Li; CI: poor to good); "
+                             "F(5, 15) = 11.03, p = 0.000135; n = 6 items, k = 4 raters; rater bias F(3, 15) = "
+                             "31.87, p = 9.45e-07")
+    assert "(Koo & Li; CI: excellent);" in str(icc_table([[1, 1], [2, 2], [3, 3.01], [4, 4]])["C,1"])
+    omitted = SF.tolist()
+    omitted[5][3] = None
+    assert "; n = 5 items, 1 omitted, k = 4 raters;" in str(icc(omitted, nan_policy="omit"))
+    d = t.to_dict()
+    assert (d["n"], d["k"], d["n_omitted"], d["confidence"]) == (6, 4, 0, 0.95) and list(d["forms"]) == list(FORMS)
+    assert d["forms"]["A,1"]["label"] == "ICC(A,1)" and d["forms"]["A,1"]["band"] == "poor"
+    assert d["forms"]["C,k"]["value"] == t["C,k"].value
+    assert json.loads(json.dumps(d)) == d
+
+
+def _mcgraw_wong_a1_interval(x, confidence):
+    """ICC(A,1) limits of McGraw & Wong (1996), Table 7, case 2A, written out from the paper with
+    scipy's F quantiles (not the project's code path), Satterthwaite df at the estimate."""
+    from scipy import stats as sps
+
+    x = np.asarray(x, dtype=float)
+    n, k = x.shape
+    g = x.mean()
+    msr = k * ((x.mean(axis=1) - g) ** 2).sum() / (n - 1)
+    msc = n * ((x.mean(axis=0) - g) ** 2).sum() / (k - 1)
+    sse = ((x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + g) ** 2).sum()
+    mse = sse / ((n - 1) * (k - 1))
+    rho = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
+    a = k * rho / (n * (1 - rho))
+    b = 1 + k * rho * (n - 1) / (n * (1 - rho))
+    v = (a * msc + b * mse) ** 2 / ((a * msc) ** 2 / (k - 1) + (b * mse) ** 2 / ((n - 1) * (k - 1)))
+    q = 1 - (1 - confidence) / 2
+    f_star, f_star_rev = sps.f.ppf(q, n - 1, v), sps.f.ppf(q, v, n - 1)
+    lo = n * (msr - f_star * mse) / (f_star * (k * msc + (k * n - k - n) * mse) + n * msr)
+    hi = n * (f_star_rev * msr - mse) / (k * msc + (k * n - k - n) * mse + n * f_star_rev * msr)
+    return rho, lo, hi
+
+
+@pytest.mark.parametrize("confidence", [0.1, 0.3, 0.6, 0.95, 0.99])
+def test_agreement_interval_equals_the_published_formula_at_any_confidence(confidence):
+    # At low confidence, 2 items x 6 raters and 30 items with a large rater offset put one of the two
+    # F quantiles below 1: the other branch of the overflow-safe form of the limits.
+    two_items = [[3, 4, 3, 5, 4, 3], [6, 7, 5, 6, 7, 6]]
+    offset = [[0.3, 7.1], [1.2, 4.2], [1.0, 5.3], [-0.3, 8.1], [2.3, 7.0], [2.2, 7.4], [1.5, 6.6], [3.0, 5.8],
+              [3.1, 7.9], [3.4, 8.2], [3.5, 7.2], [4.3, 8.1], [3.4, 9.1], [4.3, 8.5], [4.3, 9.7], [5.8, 10.3],
+              [5.6, 10.6], [5.6, 10.4], [5.4, 11.8], [6.3, 12.4], [6.9, 12.2], [7.0, 11.4], [8.9, 13.3],
+              [8.9, 12.4], [5.6, 14.2], [6.7, 12.5], [8.8, 14.9], [8.9, 14.3], [9.9, 13.4], [10.2, 14.7]]
+    two_noisy = [[1, 5, 2, 6, 3, 4], [4, 2, 6, 5, 7, 3]]  # at 30%: F* < 1 and a lower limit below the estimate
+    for x in (SF, load_matrix("gen_25x2")[:12], [[3, 4, 2], [5, 5, 4], [1, 2, 2], [4, 3, 5], [2, 2, 1]],
+              two_items, offset, two_noisy):
+        rho, lo, hi = _mcgraw_wong_a1_interval(x, confidence)
+        r = icc(x, "A,1", confidence=confidence)
+        assert r.value == pytest.approx(rho, rel=1e-12)
+        assert (r.ci_low, r.ci_high) == pytest.approx((min(lo, rho), max(hi, rho)), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # numpy's, before our named error
+def test_anova_totals_noise_floor_and_its_two_errors():
+    # Row effect 3, column effect 4, interaction 5 (x = r + c + e patterns): SSR = 36, SSC = 64 and
+    # SSE = 100 = SSR + SSC.  MSW = (64 + 100) / 2, so ICC(1,1) = (36 - 82) / (36 + 82).
+    r = icc([[12, -6], [-4, -2]], "1,1")
+    assert (r.ms_items, r.ms_raters, r.ms_error) == pytest.approx((36.0, 64.0, 100.0))
+    assert r.value == pytest.approx(-46 / 118, rel=1e-12)
+    # A rater bias of 1e-11 on items spread over 0..1000 is far below the noise floor (1e-24 of the
+    # total sum of squares): it is treated as exactly zero, not as a (tiny) significant bias.
+    x = np.column_stack([np.arange(1001.0), np.arange(1001.0) + 1e-11])
+    flat = icc(x, "A,1")
+    assert flat.ms_raters == 0.0 and flat.f_raters == 0.0 and flat.p_raters == 1.0 and flat.value == 1.0
+    with pytest.raises(ReliabilityError, match=r"^all ratings are identical \(zero variance\): every ICC form is "
+                                               r"0/0 and undefined$"):
+        icc([[2, 2], [2, 2]])
+    with pytest.raises(ReliabilityError, match=r"^ratings are too large: the sums of squares overflow float64 "
+                                               r"\(\|x\| around 1e150 or more\); rescale the ratings$"):
+        icc([[1e200, -1e200], [-1e200, 1e200]])
+
+
+def test_unknown_form_message_lists_every_form_and_the_aliases():
+    with pytest.raises(ReliabilityError) as info:
+        canonical_form("ICC(4,1)")
+    assert str(info.value) == ("unknown ICC form 'ICC(4,1)'; use one of 1,1, A,1, C,1, 1,k, A,k, C,k (also accepted: "
+                               "'ICC(A,1)', 'ICC(2,1)', pingouin-style 'ICC1'..'ICC3k')")
+
+
+def test_table_header_counts_omitted_items():
+    x = SF.tolist()
+    x[2][1] = None
+    assert str(icc_table(x, nan_policy="omit")).splitlines()[0] == "ICC table: n = 5 items, k = 4 raters, 1 items omitted"

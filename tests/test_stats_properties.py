@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -45,11 +45,24 @@ def assert_tables_close(a, b, rtol=1e-9, atol=1e-9):
             assert u == pytest.approx(v, rel=rtol, abs=atol), (form, name)
 
 
+# Perfect agreement on 3 items: the McGraw & Wong ICC(A,1) limits came out as (1.0000000000000002, 1.0)
+# for [[0, 0], [0, 0], [3, 3]] (an inverted interval); [[0, 0], [0, 0], [1, 1]] is the shape Hypothesis
+# found.  A strongly negative ICC(A,1) whose formula limits (-1.00, -0.99) excluded the estimate -0.90.
+INVERTED_CI_EXAMPLES = ([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]], [[0.0, 0.0], [0.0, 0.0], [3.0, 3.0]],
+                        [[1.0, 1.0], [9.0, -4.0]], [[2.0, 7.0], [5.0, 5.0]])
+
+
 @SETTINGS
 @given(rating_matrices())
+@example(np.array(INVERTED_CI_EXAMPLES[0]))
+@example(np.array(INVERTED_CI_EXAMPLES[1]))
+@example(np.array(INVERTED_CI_EXAMPLES[2]))
+@example(np.array(INVERTED_CI_EXAMPLES[3]))
 def test_never_nan_either_a_full_result_or_reliability_error(x):
-    t = table_or_none(x)
-    if t is None:
+    try:
+        t = icc_table(x)
+    except ReliabilityError as exc:  # a named cause, never a silent NaN
+        assert " undefined for these ratings: " in str(exc) or "all ratings are identical" in str(exc), str(exc)
         return
     for res in t.results.values():
         for name in ("value", "ci_low", "ci_high", "p", "f_raters", "p_raters", "ms_items", "ms_error"):
@@ -59,7 +72,7 @@ def test_never_nan_either_a_full_result_or_reliability_error(x):
         # only ICC(A,k) may have a lower limit of -inf (ICC(A,1) limit below the step-up pole -1/(k-1))
         assert math.isfinite(res.ci_low) or (res.form == "A,k" and res.ci_low == -math.inf)
         assert res.value <= 1 + 1e-12 and 0 <= res.p <= 1
-        assert res.ci_low <= res.ci_high
+        assert res.ci_low <= res.value <= res.ci_high <= 1, (res.form, res.ci_low, res.value, res.ci_high)
 
 
 @SETTINGS
@@ -92,14 +105,16 @@ def test_invariant_under_rater_and_item_permutation(x, rnd):
 
 @SETTINGS
 @given(rating_matrices(), st.lists(st.integers(-20, 20), min_size=6, max_size=6))
+# Rater offsets that push ICC(A,1) below the step-up pole: ICC(A,k) (and so icc_table) becomes
+# undefined although the consistency forms are unchanged; the property is about the C forms only.
+@example(np.array([[0.0, 0.0, 4.0, 0.0], [0.0, 0.0, 0.0, 9.0]]), [-9, -6, -8, -11, 0, 0])
 def test_consistency_forms_ignore_rater_offsets_agreement_forms_do_not(x, offsets):
     t = defined_table(x)
     shift = np.array(offsets[: x.shape[1]], dtype=float)
-    shifted = table_or_none(x + shift)
-    assert shifted is not None
     for form in ("C,1", "C,k"):
+        shifted = icc(x + shift, form)
         for name in FIELDS:
-            assert getattr(shifted[form], name) == pytest.approx(getattr(t[form], name), rel=1e-9, abs=1e-9)
+            assert getattr(shifted, name) == pytest.approx(getattr(t[form], name), rel=1e-9, abs=1e-9)
     # Large, distinct offsets inflate MS_raters: the absolute-agreement ICC moves towards 0.
     big = x + 100.0 * np.arange(x.shape[1])
     for form in ("A,1", "A,k"):
@@ -138,11 +153,12 @@ def test_consistency_average_form_equals_cronbach_alpha(x):
 
 @SETTINGS
 @given(rating_matrices(min_items=3))
-def test_one_way_and_consistency_intervals_contain_the_estimate(x):
+@example(np.array(INVERTED_CI_EXAMPLES[1]))
+def test_every_interval_contains_the_estimate_exactly(x):
     t = defined_table(x)
-    for form in ("1,1", "1,k", "C,1", "C,k"):
+    for form in FORMS:
         r = t[form]
-        assert r.ci_low - 1e-12 <= r.value <= r.ci_high + 1e-12
+        assert r.ci_low <= r.value <= r.ci_high, (form, r.ci_low, r.value, r.ci_high)
 
 
 # ------------------------------------------------------------------------------------ degenerate cases
@@ -213,6 +229,8 @@ def test_interval_alpha_is_affine_invariant_and_at_most_one(x, scale, shift):
     try:
         base = krippendorff_alpha(x, "interval").value
     except ReliabilityError:
+        # complete data: the only undefined case is no expected disagreement (one value throughout)
+        assert np.all(x == x.flat[0])
         return
     assert base <= 1 + 1e-12
     assert krippendorff_alpha(scale * x + shift, "interval").value == pytest.approx(base, rel=1e-9, abs=1e-9)

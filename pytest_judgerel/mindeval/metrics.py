@@ -163,7 +163,8 @@ def breakdown(
 
 # ----------------------------------------------------------------------------- meta-evaluation
 
-def _vector(values: Any, name: str) -> Any:
+def _vector(values: Any) -> Any:
+    """One float per interaction (NaN for a failed judge reply) from floats, JudgeScores or axis dicts."""
     import numpy as np
 
     out = []
@@ -175,10 +176,7 @@ def _vector(values: Any, name: str) -> Any:
             out.append(np.nan if s is None else s)
         else:
             out.append(float(v))
-    arr = np.asarray(out, dtype=float)
-    if arr.ndim != 1:
-        raise RatingsError(f"{name} must be one score per interaction")
-    return arr
+    return np.asarray(out, dtype=float)
 
 
 def _human_matrix(human: Any) -> Any:
@@ -222,13 +220,12 @@ def kendall_vs_annotators(judge: Sequence[Any], human: Any, variant: str = "b") 
     """
     import numpy as np
 
-    x = _vector(judge, "judge")
+    x = _vector(judge)
     mat = _human_matrix(human)
     if mat.shape[0] != len(x):
         raise RatingsError(f"judge has {len(x)} interactions but human scores have {mat.shape[0]}")
     per = tuple(_tau(x, mat[:, j], variant)[0] for j in range(mat.shape[1]))
-    with np.errstate(all="ignore"):
-        avg = np.array([np.nan if np.all(np.isnan(r)) else np.nanmean(r) for r in mat])
+    avg = np.array([np.nan if np.all(np.isnan(r)) else np.nanmean(r) for r in mat])  # no all-NaN nanmean
     vs_avg, n = _tau(x, avg, variant)
     if math.isnan(vs_avg):
         raise RatingsError("Kendall tau needs at least two interactions scored by both judge and humans")
@@ -285,7 +282,7 @@ def judge_mipsa(
 
     from pytest_judgerel.stats.ranking import mipsa
 
-    x = _vector(judge, "judge")
+    x = _vector(judge)
     mat = _human_matrix(human)
     if mat.shape[0] != len(x):
         raise RatingsError(f"judge has {len(x)} interactions but human scores have {mat.shape[0]}")
@@ -297,8 +294,7 @@ def judge_mipsa(
             per.append(mipsa(a, b, ties=ties).value)
         except ValueError:
             per.append(math.nan)
-    with np.errstate(all="ignore"):
-        avg = [np.nan if np.all(np.isnan(r)) else float(np.nanmean(r)) for r in mat]
+    avg = [np.nan if np.all(np.isnan(r)) else float(np.nanmean(r)) for r in mat]
     res = mipsa(a, group_by_patient(avg, patients, systems), ties=ties)
     return MIPSAVsAnnotators(tuple(per), res.value, res.n_interactions, ties)
 

@@ -193,7 +193,7 @@ def updated_baseline(previous: Mapping[str, Any] | None, report: Mapping[str, An
 
 
 # ---------------------------------------------------------------------- compare
-def _fmt(v: float | None) -> str:
+def _fmt(v: float) -> str:
     from .fmt import fmt_number
 
     return fmt_number(v, missing="undefined")

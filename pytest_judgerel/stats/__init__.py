@@ -53,8 +53,8 @@ def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
-    if name in ("icc", "agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
-                "stability", "proportion", "bias", "pass_rate", "preference"):
+    if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
+                "stability", "proportion", "bias", "pass_rate", "preference"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -77,7 +77,7 @@ def nmae(judge: Any, human: Any, scale: ScaleLike, *, item_ids: Sequence[Any] | 
     for name, m in (("judge", j), ("human", h)):
         out = m[(m < sc.low - 1e-9) | (m > sc.high + 1e-9)]
         if out.size:
-            raise ReliabilityError(f"{name} scores outside scale {sc.name}: e.g. {out[0]!r}; pass the scale used")
+            raise ReliabilityError(f"{name} scores outside scale {sc.name}: e.g. {float(out[0])!r}; pass the scale used")
     ids = tuple(item_ids) if item_ids is not None else (ids_of(judge, "item_ids") or ids_of(human, "item_ids"))
     if ids is not None and len(ids) != j.size:
         raise ReliabilityError(f"{len(ids)} item ids for {j.size} items")
@@ -166,7 +166,7 @@ def _paired(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, int]:
         raise ReliabilityError(f"{a.size} complete item pair(s); a correlation needs at least 3")
     for name, v in (("x", a), ("y", b)):
         if np.all(v == v[0]):
-            raise ReliabilityError(f"{name} is constant ({v[0]!r} for every item): the correlation is undefined")
+            raise ReliabilityError(f"{name} is constant ({float(v[0])!r} for every item): the correlation is undefined")
     return a, b, int((~keep).sum())
 
 

@@ -326,6 +326,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
             lo, hi = _single_from_f(fl, k), _single_from_f(fu, k)
         else:
             lo, hi = _average_from_f(fl), _average_from_f(fu)
+        lo, hi = _bracket(values[form], lo, hi)
         res = ICCResult(
             form=form, value=float(values[form]), ci_low=float(lo), ci_high=float(hi), f=float(f),
             df1=df_n, df2=df2, p=float(p), satterthwaite_df=float(v) if model == "A" else None, **common,
@@ -333,6 +334,18 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
         out[form] = res
     _check_defined(list(out.values()), a, rho_a)
     return out
+
+
+def _bracket(value: float, lo: float, hi: float) -> tuple[float, float]:
+    """The limits widened to contain the estimate, so that always lo <= value <= hi.
+
+    The McGraw & Wong (1996) ICC(A,1) limits (Satterthwaite df evaluated at the estimate) can
+    exclude a strongly negative estimate (-0.90 with limits -1.00, -0.99 for [[1, 1], [9, -4]]),
+    and rounding can put a limit a few ulps past it; the interval is then extended to the
+    estimate, never narrowed.  A NaN limit stays NaN (``min``/``max`` keep their first
+    argument when a comparison with NaN is false) for :func:`_check_defined` to report.
+    """
+    return min(lo, value), max(hi, value)
 
 
 def _f_ci(f: float, q_lower: float, q_upper: float) -> tuple[float, float]:
@@ -374,22 +387,28 @@ def _step_up(rho: float, k: int) -> float:
 
 
 def _satterthwaite(rho: float, a: _Anova) -> float:
-    """McGraw & Wong (1996) df for the ICC(A,1) interval, evaluated at the estimate."""
+    """McGraw & Wong (1996) df for the ICC(A,1) interval, evaluated at the estimate.
+
+    v = (a MSC + b MSE)^2 / ((a MSC)^2 / (k-1) + (b MSE)^2 / ((n-1)(k-1))) with
+    a = k rho / (n (1 - rho)) and b = 1 + k rho (n - 1) / (n (1 - rho)).  Both terms are
+    multiplied by n (1 - rho), which leaves the ratio unchanged and keeps it finite when rho
+    rounds to 1 (near-perfect agreement), where v tends to
+    (k-1)(MSC + (n-1) MSE)^2 / (MSC^2 + (n-1) MSE^2).  A NaN rho gives a NaN df.
+    """
     n, k, msc, mse = a.n, a.k, a.msc, a.mse
     if msc == 0 and mse == 0:  # perfect agreement: the interval is [1, 1] whatever the df
         return float((n - 1) * (k - 1))
-    if math.isnan(rho) or rho == 1:
-        return math.nan
-    aa = k * rho / (n * (1 - rho))
-    bb = 1 + k * rho * (n - 1) / (n * (1 - rho))
-    num = (aa * msc + bb * mse) ** 2
-    den = (aa * msc) ** 2 / (k - 1) + (bb * mse) ** 2 / ((n - 1) * (k - 1))
-    return num / den if den else math.nan
+    a_msc = k * rho * msc  # a MSC, times n (1 - rho)
+    b_mse = (n * (1 - rho) + k * rho * (n - 1)) * mse  # b MSE, times n (1 - rho)
+    den = a_msc ** 2 / (k - 1) + b_mse ** 2 / ((n - 1) * (k - 1))
+    return (a_msc + b_mse) ** 2 / den if den else math.nan
 
 
 def _agreement_ci(a: _Anova, f_star: float, f_star_rev: float) -> tuple[float, float]:
     """ICC(A,1) limits of McGraw & Wong (1996) / Shrout & Fleiss (1979)."""
     n, k, msr, msc, mse = a.n, a.k, a.msr, a.msc, a.mse
+    if msc == 0 and mse == 0:  # perfect agreement: every limit is exactly 1
+        return 1.0, 1.0
     common = k * msc + (k * n - k - n) * mse
     # L = n(MSR - F* MSE) / (F* common + n MSR), divided through by F* (and U by F_*) so that the
     # huge quantiles of a tiny Satterthwaite df (~1e305 for v ~ 0.01) do not overflow.

@@ -560,8 +560,7 @@ def rank_systems(
 
                 d = mat[i] - mat[j]
                 pv[i, j] = 1.0 if np.all(d == 0) else float(sps.ttest_rel(mat[i], mat[j], alternative="greater").pvalue)
-    filled = np.where(np.isnan(pv), 1.0, pv)
-    clusters = significance_clusters(filled, alpha) if m else []
+    clusters = significance_clusters(pv, alpha)  # reads only the upper triangle (i < j)
     return RankingResult(
         systems=tuple(names),
         means={n: float(v) for n, v in zip(names, mat.mean(axis=1))},

@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 GOAL = 1.25
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
-import _robust as R  # noqa: E402
+from benchmarks.robust import profiling, servers  # noqa: E402
 
 STORY = ("I grew up in a small town and moved to the city for work.\n\nWork has been stressful lately.\n\n"
          "I sleep badly and worry about my family.\n\nA friend suggested I talk to someone.")
@@ -44,7 +44,7 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=1050, help="recorded calls replayed by the bare litellm loop")
     args = ap.parse_args()
 
-    server, url = R.start_server_process(args.latency, "mindeval")
+    server, url = servers.start_server_process(args.latency, "mindeval")
     # the MindEval API takes model names only: point litellm's OpenAI provider at the fake server
     os.environ["OPENAI_API_BASE"] = url
     os.environ["OPENAI_BASE_URL"] = url
@@ -60,7 +60,7 @@ def main() -> int:
             # warm-up outside the timing (imports, prompt files, connection pool): one short conversation
             warm = [p.with_backstory(STORY) for p in sample_profiles(1, 999)]
             run_interactions(warm, "openai/clinician-warm", client, turns=2, patient_model="openai/patient-warm")
-            profilers = R.start_thread_profilers() if args.profile else None
+            profilers = profiling.start_thread_profilers() if args.profile else None
             before = client.stats.snapshot()
             cpu0, t0 = time.process_time(), time.perf_counter()
             inters = run_interactions(profiles, "openai/clinician", client, turns=args.turns,
@@ -71,15 +71,15 @@ def main() -> int:
             wall = time.perf_counter() - t0
             cpu = time.process_time() - cpu0
             if profilers:
-                R.stop_thread_profilers(profilers)
+                profiling.stop_thread_profilers(profilers)
             stats = client.stats.since(before)
             client.close()
             # CPU floor on the same calls: replay the requests through a bare litellm loop
             if args.cache == "temp":
-                recorded = R.calls_from_cache(cache)
+                recorded = servers.calls_from_cache(cache)
             else:  # rebuild them from the conversations (what the runner sent, system prompts included)
-                recorded = R.calls_from_interactions(inters, judge)
-            cpu_per_call, bare_wall = R.bare_litellm_cpu_per_call(url, min(args.sample, len(recorded)), conc,
+                recorded = servers.calls_from_interactions(inters, judge)
+            cpu_per_call, bare_wall = servers.bare_litellm_cpu_per_call(url, min(args.sample, len(recorded)), conc,
                                                                   calls=recorded)
             args.sample = min(args.sample, len(recorded))
     finally:

@@ -25,9 +25,9 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
 
-import _robust as R  # noqa: E402
+from benchmarks.robust import profiling, servers  # noqa: E402
 
 GOAL = 1.25
 SCALES = ["0-5", "0-10", "0-100"]
@@ -51,7 +51,7 @@ def main() -> int:
                     help="a fresh temporary cache in record mode (default: the default settings) or cache_mode=off")
     args = ap.parse_args()
 
-    server, url = R.start_server_process(args.latency, "scale")
+    server, url = servers.start_server_process(args.latency, "scale")
     try:
         from pytest_judgerel import Judge
         from pytest_judgerel.llm import LLMClient, LLMSettings
@@ -66,14 +66,14 @@ def main() -> int:
             req = probe._request(items[i % len(items)], scale=probe._judge_scale(SCALES[i % len(SCALES)]))
             sample.append({"model": models[i % len(models)], "messages": [dict(m) for m in req.messages],
                            "temperature": req.temperature, "max_tokens": req.max_tokens})
-        cpu_per_call, bare_wall = R.bare_litellm_cpu_per_call(url, args.sample, conc, calls=sample)
+        cpu_per_call, bare_wall = servers.bare_litellm_cpu_per_call(url, args.sample, conc, calls=sample)
         calls = args.items * len(SCALES) * args.judges * args.repeats
         with tempfile.TemporaryDirectory(prefix="judgerel-scale-study-") as cache:
             client = LLMClient(LLMSettings(cache_dir=cache, cache_mode="record" if args.cache == "temp" else "off"))
             # warm-up outside the timing: imports, template, connection pool
             Judge(model="openai/warmup", template="stsb", api_base=url, api_key="sk-bench", client=client
                   ).rate(items[:2], repeats=1)
-            profilers = R.start_thread_profilers() if args.profile else None
+            profilers = profiling.start_thread_profilers() if args.profile else None
             before = client.stats.snapshot()
             cpu0, t0 = time.process_time(), time.perf_counter()
             results = {}
@@ -83,7 +83,7 @@ def main() -> int:
             wall = time.perf_counter() - t0
             cpu = time.process_time() - cpu0
             if profilers:
-                R.stop_thread_profilers(profilers)
+                profiling.stop_thread_profilers(profilers)
             stats = client.stats.since(before)
             client.close()
         cells = sum(int((r.values == r.values).sum()) for by in results.values() for r in by.values())

@@ -1,5 +1,5 @@
 """Print the reliability figures of pytest-judgerel by running the probes the tests run
-(benchmarks/_robust.py): malformed-reply corpus, fault injection, SIGKILL resume, 8 xdist
+(the benchmarks.robust package): malformed-reply corpus, fault injection, SIGKILL resume, 8 xdist
 workers over one cache, secret scan, hostile statistics.
 
 Each figure ends with PASS/FAIL against its goal (so run_all-style parsing works).  Sizes
@@ -18,9 +18,9 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
 
-import _robust as R  # noqa: E402
+from benchmarks.robust import corpus, faults, hostile_stats, projects  # noqa: E402
 
 
 def verdict(ok: bool) -> str:
@@ -42,7 +42,7 @@ def main() -> int:
 
     if "corpus" not in skip:
         t0 = time.perf_counter()
-        rep = R.run_corpus(R.malformed_corpus())
+        rep = corpus.run_corpus(corpus.malformed_corpus())
         print(f"corpus: {rep.total} malformed replies ({', '.join(f'{k} {v}' for k, v in rep.by_parser.items())}; "
               f"origins {rep.by_origin}), parsed in {time.perf_counter() - t0:.2f} s")
         report(f"corpus_silent_misparses: {len(rep.silent_misparses)} of {rep.total} replies "
@@ -53,7 +53,7 @@ def main() -> int:
 
     if "faults" not in skip:
         n_items = 30 if args.quick else 100
-        res = R.fault_injection_run(n_items=n_items, repeats=2 if args.quick else 3, fault_rate=0.2)
+        res = faults.fault_injection_run(n_items=n_items, repeats=2 if args.quick else 3, fault_rate=0.2)
         print(f"faults: {res.calls} judge calls, {res.upstream_requests} upstream requests, "
               f"{res.faults_injected} faults injected ({res.faults_injected / res.upstream_requests:.0%}: "
               f"{res.fault_kinds}), {res.retries} retries, max attempts used {res.max_attempts_used}/"
@@ -66,14 +66,14 @@ def main() -> int:
                res.erroneous_cache_entries == 0 and res.cache_entries == res.calls)
 
     if "sigkill" not in skip:
-        res = R.sigkill_resume_run(n_items=80 if args.quick else 200, kill_after=30 if args.quick else 80)
+        res = faults.sigkill_resume_run(n_items=80 if args.quick else 200, kill_after=30 if args.quick else 80)
         print(f"sigkill: {res.calls} calls; run 1 killed={res.killed} after {res.completed_run1} answers "
               f"({res.requests_run1} requests sent); run 2 sent {res.requests_run2} requests, rated {res.run2_rated}")
         report(f"sigkill_rerun_duplicates: {res.duplicates} completed calls requested again goal==0", res.ok)
 
     if "xdist" not in skip:
         with tempfile.TemporaryDirectory(prefix="judgerel-xdist-fig-") as tmp:
-            res = R.xdist_shared_cache_run(workers=8, n_tests=16 if args.quick else 32, width=10 if args.quick else 16,
+            res = projects.xdist_shared_cache_run(workers=8, n_tests=16 if args.quick else 32, width=10 if args.quick else 16,
                                            stride=3 if args.quick else 5, repeats=2, workdir=tmp)
         print(f"xdist: {res.workers} workers, {res.tests} tests ({res.passed} passed), {res.distinct_keys} distinct keys, "
               f"{res.cache_entries} cache entries, corrupt {res.corrupt_entries}, inconsistent cells {res.inconsistent_cells}")
@@ -84,14 +84,14 @@ def main() -> int:
     if "secrets" not in skip:
         for tb in ("short", "auto"):
             with tempfile.TemporaryDirectory(prefix="judgerel-secrets-fig-") as tmp:
-                res = R.secrets_run(tmp, tb=tb)
+                res = projects.secrets_run(tmp, tb=tb)
             where = sorted({f for f, _ in res.leaks})
             print(f"secrets (--tb={tb}): scanned {res.files_scanned} files, {res.bytes_scanned / 1e6:.1f} MB; "
                   f"outcomes {res.outcomes}; found in {where or 'nothing'}")
             report(f"secrets_found_tb_{tb}: {len(res.leaks)} goal==0", res.ok)
 
     if "stats" not in skip:
-        rep = R.hostile_stats_run()
+        rep = hostile_stats.hostile_stats_run()
         kinds = {}
         for o in rep.outcomes:
             kinds[o.kind] = kinds.get(o.kind, 0) + 1

@@ -3,15 +3,12 @@ injected faults, SIGKILL midway and resume, 8 xdist workers over one cache."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import _robust as R  # noqa: E402
+from benchmarks.robust import faults, projects
 
 
 def test_judge_run_under_20_percent_faults_matches_a_clean_run(tmp_path):
-    res = R.fault_injection_run(n_items=30, repeats=2, fault_rate=0.2, workdir=str(tmp_path))
+    res = faults.fault_injection_run(n_items=30, repeats=2, fault_rate=0.2, workdir=str(tmp_path))
     # every fault kind of the plan was served at least once, at roughly the planned rate
     assert set(res.fault_kinds) == {"429", "500", "timeout", "malformed", "empty"}, res.fault_kinds
     assert 0.1 <= res.faults_injected / res.upstream_requests <= 0.35
@@ -32,12 +29,12 @@ def test_fault_probe_detects_a_difference(tmp_path):
     from pytest_judgerel.errors import LLMCallError
 
     with pytest.raises(LLMCallError, match="gave up after 1 attempts|not retryable"):
-        R.fault_injection_run(n_items=20, repeats=1, fault_rate=0.5, kinds=("500",), max_attempts=1,
+        faults.fault_injection_run(n_items=20, repeats=1, fault_rate=0.5, kinds=("500",), max_attempts=1,
                               workdir=str(tmp_path))
 
 
 def test_sigkill_midway_then_rerun_requests_no_completed_call_again(tmp_path):
-    res = R.sigkill_resume_run(n_items=80, kill_after=30, concurrency=6, workdir=str(tmp_path))
+    res = faults.sigkill_resume_run(n_items=80, kill_after=30, concurrency=6, workdir=str(tmp_path))
     assert res.killed, "the judging subprocess finished before it could be killed"
     assert res.completed_run1 >= 30 and res.requests_run1 > res.completed_run1  # killed with requests in flight
     assert res.duplicates == 0
@@ -46,7 +43,7 @@ def test_sigkill_midway_then_rerun_requests_no_completed_call_again(tmp_path):
 
 
 def test_eight_xdist_workers_share_one_cache_with_one_upstream_call_per_key(tmp_path):
-    res = R.xdist_shared_cache_run(workers=8, n_tests=16, width=10, stride=3, repeats=2, latency=0.05,
+    res = projects.xdist_shared_cache_run(workers=8, n_tests=16, width=10, stride=3, repeats=2, latency=0.05,
                                    workdir=str(tmp_path))
     assert res.returncode == 0 and res.passed == res.tests, res.output_tail
     assert res.upstream_requests == res.distinct_keys == res.cache_entries

@@ -13,22 +13,19 @@ from __future__ import annotations
 import math
 import random
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import _robust as R  # noqa: E402
+from benchmarks.robust import corpus, judging
 
-from pytest_judgerel.errors import ParseError  # noqa: E402
-from pytest_judgerel.parsing import CAUSES  # noqa: E402
+from pytest_judgerel.errors import ParseError
+from pytest_judgerel.parsing import CAUSES
 
-CORPUS = R.malformed_corpus()
-REPORT = R.run_corpus(CORPUS)
+CORPUS = corpus.malformed_corpus()
+REPORT = corpus.run_corpus(CORPUS)
 
 
 def _show(outcomes, limit=8):
@@ -38,7 +35,7 @@ def _show(outcomes, limit=8):
 
 
 def test_corpus_has_500_malformed_replies_for_every_parser():
-    assert set(REPORT.by_parser) == set(R.PARSERS)
+    assert set(REPORT.by_parser) == set(corpus.PARSERS)
     assert all(n >= 500 for n in REPORT.by_parser.values()), REPORT.by_parser
     assert REPORT.total >= 2000
     assert {"hand", "lifted", "generated"} <= set(REPORT.by_origin)
@@ -48,7 +45,7 @@ def test_corpus_has_500_malformed_replies_for_every_parser():
     assert len(distinct) >= 0.8 * len(CORPUS)
 
 
-@pytest.mark.parametrize("parser", R.PARSERS)
+@pytest.mark.parametrize("parser", corpus.PARSERS)
 def test_no_silent_misparse_and_the_right_cause(parser):
     mine = lambda outs: [o for o in outs if o.case.parser == parser]  # noqa: E731
     assert not mine(REPORT.silent_misparses), "silent misparses:\n" + _show(mine(REPORT.silent_misparses))
@@ -59,7 +56,7 @@ def test_no_silent_misparse_and_the_right_cause(parser):
 def test_try_parse_gives_the_same_cause_as_the_raising_parsers():
     core = [c for c in CORPUS if c.parser != "mindeval.parse_judge_reply"]
     for case in core:
-        raised, quiet = R.parse_case(case), R.try_parse_case(case)
+        raised, quiet = corpus.parse_case(case), corpus.try_parse_case(case)
         assert quiet.cause == raised.cause == case.expected_cause, case
         assert quiet.message == raised.message
 
@@ -67,26 +64,26 @@ def test_try_parse_gives_the_same_cause_as_the_raising_parsers():
 def test_the_misparse_detector_detects_misparses():
     """Control: valid replies fed as 'malformed' cases are reported as silent misparses,
     and a wrong expected cause is reported as such (the checks above can fail)."""
-    valid = [R.CorpusCase("parse_score", "7", "ambiguous"),
-             R.CorpusCase("parse_json_scores", '{"a": 3}', "bad_json", "0-5", True, ("a",)),
-             R.CorpusCase("parse_axis_lines", "Depth: 4", "missing_axis", "0-5", False, ("Depth",)),
-             R.CorpusCase("mindeval.parse_judge_reply", "\n".join(f"{a}: 3" for a in R.AX), "missing_axis")]
-    report = R.run_corpus(valid)
+    valid = [corpus.CorpusCase("parse_score", "7", "ambiguous"),
+             corpus.CorpusCase("parse_json_scores", '{"a": 3}', "bad_json", "0-5", True, ("a",)),
+             corpus.CorpusCase("parse_axis_lines", "Depth: 4", "missing_axis", "0-5", False, ("Depth",)),
+             corpus.CorpusCase("mindeval.parse_judge_reply", "\n".join(f"{a}: 3" for a in corpus.AX), "missing_axis")]
+    report = corpus.run_corpus(valid)
     assert len(report.silent_misparses) == 4 + 3  # raising parsers + try_parse on the three core cases
-    wrong = R.run_corpus([R.CorpusCase("parse_score", "7 or 8", "no_number")])
+    wrong = corpus.run_corpus([corpus.CorpusCase("parse_score", "7 or 8", "no_number")])
     assert len(wrong.wrong_cause) == 2 and wrong.wrong_cause[0].cause == "ambiguous"
 
 
 # ------------------------------------------------------------------ hypothesis over the generators
-@pytest.mark.parametrize("parser", R.PARSERS)
+@pytest.mark.parametrize("parser", corpus.PARSERS)
 @settings(max_examples=250, deadline=None)
 @given(seed=st.integers(0, 2**63))
 def test_generated_malformed_replies_fail_with_their_cause(parser, seed):
-    case = R.GENERATORS[parser](random.Random(seed))
-    out = R.parse_case(case)
+    case = corpus.GENERATORS[parser](random.Random(seed))
+    out = corpus.parse_case(case)
     assert not out.silent, f"silent misparse of {case.reply!r} -> {out.value!r}"
     assert out.cause == case.expected_cause, (case, out.message)
-    assert R.names_its_cause(out), out.message
+    assert corpus.names_its_cause(out), out.message
 
 
 @settings(max_examples=200, deadline=None)
@@ -96,7 +93,7 @@ def test_arbitrary_text_is_read_exactly_or_fails_with_a_documented_cause(text, f
     from pytest_judgerel.scales import Scale
 
     scale = Scale(1, 6)
-    out = try_parse(text, fmt, scale, None if fmt == "number" else R.AX[:2])
+    out = try_parse(text, fmt, scale, None if fmt == "number" else corpus.AX[:2])
     if out.ok:
         vals = [out.value] if fmt == "number" else list(out.values.values())
         assert all(scale.contains(v) for v in vals)
@@ -116,7 +113,7 @@ def test_mindeval_parser_never_invents_a_score(text):
     except ParseError as exc:
         assert exc.cause in CAUSES and str(exc)
         return
-    assert set(scores) == set(R.MINDEVAL_ABBR) and all(1 <= v <= 6 for v in scores.values())
+    assert set(scores) == set(corpus.MINDEVAL_ABBR) and all(1 <= v <= 6 for v in scores.values())
 
 
 # ------------------------------------------------------------------ end to end: Judge and MindEvalJudge
@@ -140,7 +137,7 @@ def test_judge_turns_every_malformed_reply_into_a_missing_cell_with_its_cause(tm
     name = scripted("scripted/robust-malformed", model)
     items = [{"id": k, "sentence1": k, "sentence2": "x"} for k in by_item]
     with LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"), cache_mode="off")) as client:
-        judge = Judge(model=name, template=R.NUMBER_TEMPLATE, scale="0-10", client=client, reask=reask)
+        judge = Judge(model=name, template=judging.NUMBER_TEMPLATE, scale="0-10", client=client, reask=reask)
         r = judge.rate(items, repeats=1)
     assert np.isnan(r.values).all(), "a malformed reply became a score"
     got = {f.item: f for f in r.parse_failures}
@@ -183,7 +180,7 @@ def test_mindeval_judge_records_every_malformed_reply(tmp_path, scripted):
 
 
 def test_generators_are_deterministic_for_a_seed():
-    a = [R.gen_number_case(random.Random(5)) for _ in range(3)]
-    b = [R.gen_number_case(random.Random(5)) for _ in range(3)]
+    a = [corpus.gen_number_case(random.Random(5)) for _ in range(3)]
+    b = [corpus.gen_number_case(random.Random(5)) for _ in range(3)]
     assert a == b
-    assert R.malformed_corpus(seed=1)[-1] == R.malformed_corpus(seed=1)[-1]
+    assert corpus.malformed_corpus(seed=1)[-1] == corpus.malformed_corpus(seed=1)[-1]

@@ -3,22 +3,19 @@ captured logs and terminal output), with keys in the environment and in a Judge.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import _robust as R  # noqa: E402
+from benchmarks.robust import projects
 
 
 def test_scanner_finds_a_planted_secret_in_binary_files(tmp_path):
-    (tmp_path / "a.db").write_bytes(b"\x00SQLite\x00" + R.ENV_SECRET.encode() + b"\xff")
-    (tmp_path / "b.txt").write_bytes(R.OPTION_SECRET.encode("utf-16-le"))
+    (tmp_path / "a.db").write_bytes(b"\x00SQLite\x00" + projects.ENV_SECRET.encode() + b"\xff")
+    (tmp_path / "b.txt").write_bytes(projects.OPTION_SECRET.encode("utf-16-le"))
     (tmp_path / "c.txt").write_text("clean")
-    files, nbytes, leaks = R.scan_for_secrets(tmp_path, [R.ENV_SECRET, R.OPTION_SECRET])
+    files, nbytes, leaks = projects.scan_for_secrets(tmp_path, [projects.ENV_SECRET, projects.OPTION_SECRET])
     assert files == 3 and nbytes > 0
-    assert sorted(leaks) == [("a.db", R.ENV_SECRET), ("b.txt", R.OPTION_SECRET)]
+    assert sorted(leaks) == [("a.db", projects.ENV_SECRET), ("b.txt", projects.OPTION_SECRET)]
 
 
 @pytest.mark.parametrize("tb", [
@@ -27,7 +24,7 @@ def test_scanner_finds_a_planted_secret_in_binary_files(tmp_path):
     "long",
 ])
 def test_no_secret_in_any_written_file(tmp_path, tb):
-    res = R.secrets_run(str(tmp_path / "project"), tb=tb)
+    res = projects.secrets_run(str(tmp_path / "project"), tb=tb)
     # the run really exercised passing, failing-threshold and failing-call tests
     assert res.outcomes["passed"] >= 1 and res.outcomes["failed"] == 3, res.output_tail
     written = {p.name for p in (tmp_path / "project").rglob("*") if p.is_file()}

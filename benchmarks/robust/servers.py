@@ -1,0 +1,155 @@
+"""The fake server in its own process (responders on the prompt's scale, MindEval roles) and the
+bare ``litellm.acompletion`` loop that measures the CPU floor of a benchmark's calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ._common import subprocess_env
+from .corpus import AX
+
+# =============================================================================== fake server for benchmarks
+def scale_responder(request: Any) -> str:
+    """A deterministic integer on the scale named in the prompt ("from “L” to “H”" or "from L to H"),
+    derived from sha256 of the request (the fake server's default digest)."""
+    import hashlib
+    import re
+
+    text = " ".join(str(m.get("content", "")) for m in request.messages)
+    m = re.search(r"from\s+“?(-?\d+)”?\s+to\s+“?(-?\d+)”?", text)
+    lo, hi = (int(m.group(1)), int(m.group(2))) if m else (0, 10)
+    body = json.dumps({"m": request.body.get("messages"), "model": request.body.get("model")}, sort_keys=True)
+    h = int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "big")
+    return str(lo + h % (hi - lo + 1))
+
+
+def mindeval_responder(request: Any) -> str:
+    """Five MindEval axis lines for a judge prompt; a short sentence for a patient/clinician turn."""
+    import hashlib
+
+    msgs = request.messages
+    text = str(msgs[-1].get("content", "")) if msgs else ""
+    h = hashlib.sha256(json.dumps(msgs, sort_keys=True).encode()).digest()
+    if "<conversation>" in text and "AI-Specific Communication Quality" in text:
+        return "\n".join(f"{a}: {1 + h[i] % 6}" for i, a in enumerate(AX))
+    role = "patient" if msgs and msgs[0].get("role") == "system" and "backstory" in str(msgs[0].get("content", "")).lower() else "speaker"
+    return f"I hear you ({role} {h[0]}). Let us talk about what happened this week."
+
+
+RESPONDERS = {"default": None, "scale": scale_responder, "mindeval": mindeval_responder}
+
+
+def start_server_process(latency: float, responder: str = "default") -> tuple[subprocess.Popen, str]:
+    """A FakeLLMServer in its own process (so a benchmark's CPU figures are the client's alone)."""
+    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.robust.servers", "serve", str(latency), responder],
+                            stdout=subprocess.PIPE, text=True, env=subprocess_env())
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http"):
+        proc.kill()
+        raise RuntimeError(f"fake server did not start: {url!r}")
+    return proc, url
+
+
+def _serve(latency: float, responder: str) -> None:
+    from pytest_judgerel.llm.fake_server import FakeLLMServer
+
+    srv = FakeLLMServer(latency=latency, responder=RESPONDERS[responder]).start()
+    print(srv.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        srv.stop()
+
+
+def bare_litellm_cpu_per_call(url: str, n: int, concurrency: int, model: str = "openai/bench-judge",
+                              api_key: str = "sk-bench", calls: Sequence[dict] | None = None) -> tuple[float, float]:
+    """(CPU seconds per call, wall seconds) of a bare ``litellm.acompletion`` + semaphore + gather loop:
+    the CPU floor of any litellm-based client on these calls (measured in a fresh event loop).
+
+    ``calls``: the real calls as dicts of ``model``, ``messages`` and sampling parameters (the first
+    ``n`` are replayed, cycling if fewer; a prefix is added to each prompt so the server sees new
+    requests); default: ``n`` short prompts to ``model``."""
+    import asyncio
+    import warnings
+
+    warnings.simplefilter("ignore")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    common = {"api_base": url, "api_key": api_key, "timeout": 60, "max_retries": 0, "num_retries": 0}
+    if calls:
+        specs = [dict(calls[i % len(calls)]) for i in range(n)]
+    else:
+        specs = [{"model": model, "messages": [{"role": "user", "content": f"bare loop prompt {i}: rate from 0 to 5"}]}
+                 for i in range(n)]
+
+    async def run() -> tuple[float, float]:
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(spec: dict) -> str:
+            async with sem:
+                r = await litellm.acompletion(**{k: v for k, v in spec.items() if v is not None}, **common)
+                return r.choices[0].message.content
+
+        await asyncio.gather(*(one(specs[i % len(specs)]) for i in range(concurrency)))  # warm-up
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = await asyncio.gather(*(one(s) for s in specs))
+        assert len(out) == n
+        return (time.process_time() - c0) / n, time.perf_counter() - t0
+
+    return asyncio.run(run())
+
+
+def calls_from_cache(cache_dir: str | os.PathLike, limit: int | None = None) -> list[dict]:
+    """The calls recorded in a cache as ``litellm.acompletion`` keyword dicts (for the bare loop)."""
+    from pytest_judgerel.llm.cache import open_backend
+
+    backend = open_backend(Path(cache_dir))
+    out = []
+    try:
+        for _k, e in backend.iter_entries():
+            r = e["request"]
+            out.append({"model": r["model"], "messages": r["messages"], "temperature": r.get("temperature"),
+                        "top_p": r.get("top_p"), "max_tokens": r.get("max_tokens"), "seed": r.get("seed")})
+            if limit is not None and len(out) >= limit:
+                break
+    finally:
+        backend.close()
+    return out
+
+
+def calls_from_interactions(interactions: Sequence[Any], judge: Any) -> list[dict]:
+    """The calls a MindEval run sent, rebuilt from its conversations (for the bare loop without a cache)."""
+    from pytest_judgerel.mindeval.interaction import _mirror
+    from pytest_judgerel.mindeval.prompts import render_clinician_prompt, render_patient_prompt
+
+    out = []
+    for inter in interactions:
+        s = inter.settings
+        psamp, csamp = s.get("patient_sampling", {}), s.get("clinician_sampling", {})
+        patient_sys = render_patient_prompt(inter.profile, s.get("patient_variant", "default"))
+        clinician_sys = render_clinician_prompt(inter.profile, s.get("short_turns", False))
+        turns = list(inter.turns)
+        for i in range(1, len(turns)):
+            hist = turns[:i]
+            if turns[i].role == "assistant":
+                msgs = [{"role": "system", "content": clinician_sys}] + [{"role": t.role, "content": t.content} for t in hist]
+                model, samp = inter.clinician, csamp
+            else:
+                msgs = [{"role": "system", "content": patient_sys}] + _mirror(hist)
+                model, samp = inter.patient_model, psamp
+            out.append({"model": model, "messages": msgs, **{k: samp.get(k) for k in ("temperature", "top_p", "seed", "max_tokens")}})
+        out.append({"model": judge.model, "messages": [{"role": "user", "content": judge.prompt(inter)}],
+                    **judge.settings})
+    return out
+
+
+if __name__ == "__main__" and len(sys.argv) >= 2 and sys.argv[1] == "serve":
+    _serve(float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "default")

@@ -59,8 +59,31 @@ def koo_li_band(value: float) -> str:
     return "excellent"
 
 
+class _ICCEstimate:
+    """What every ICC result shows alike: its label, interval and Koo & Li band (fields ``form``,
+    ``value``, ``ci_low``, ``ci_high`` come from the dataclass that inherits this)."""
+
+    form: str
+    value: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def label(self) -> str:
+        return f"ICC({self.form})"
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return (self.ci_low, self.ci_high)
+
+    @property
+    def band(self) -> str:
+        """Koo & Li (2016) band of the point estimate."""
+        return koo_li_band(self.value)
+
+
 @dataclass(frozen=True)
-class ICCResult:
+class ICCResult(_ICCEstimate):
     """One ICC form with its F test, confidence interval and ANOVA mean squares.
 
     ``f``/``df1``/``df2``/``p`` test H0: ICC = 0 (items differ).  ``f_raters`` =
@@ -92,19 +115,6 @@ class ICCResult:
     ms_within: float
     n_omitted: int = 0
     satterthwaite_df: float | None = None
-
-    @property
-    def label(self) -> str:
-        return f"ICC({self.form})"
-
-    @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
-    @property
-    def band(self) -> str:
-        """Koo & Li (2016) band of the point estimate."""
-        return koo_li_band(self.value)
 
     @property
     def ci_bands(self) -> tuple[str, str]:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ReliabilityError
 from ._input import as_matrix
+from .icc import _ICCEstimate
 
 __all__ = ["OneWayICCResult", "icc_oneway"]
 
@@ -34,7 +35,7 @@ _FORMS = ("1,1", "1,k")
 
 
 @dataclass(frozen=True)
-class OneWayICCResult:
+class OneWayICCResult(_ICCEstimate):
     """ICC(1,1) or ICC(1,k) of an unbalanced one-way design.
 
     ``n0`` is the effective number of ratings per item, (N - sum n_i^2 / N) / (a - 1);
@@ -60,20 +61,6 @@ class OneWayICCResult:
     ms_between: float
     ms_within: float
     n_omitted: int = 0
-
-    @property
-    def label(self) -> str:
-        return f"ICC({self.form})"
-
-    @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
-    @property
-    def band(self) -> str:
-        from .icc import koo_li_band
-
-        return koo_li_band(self.value)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 
 import pytest
@@ -31,7 +32,15 @@ def test_public_names_of_the_ranking_module_resolve_and_private_ones_do_not():
         stats.nope  # noqa: B018
 
 
-@pytest.mark.parametrize("name", ["agreement", "consistency", "ranking", "_input"])
+# every submodule file except icc.py (``stats.icc`` is the function), listed from the directory, not from the package
+SUBMODULES = sorted(m.name for m in pkgutil.iter_modules(stats.__path__) if m.name != "icc")
+
+
+def test_the_submodule_list_is_read_from_the_directory():
+    assert {"_input", "agreement", "ranking", "oneway", "preference"} <= set(SUBMODULES) and "icc" not in SUBMODULES
+
+
+@pytest.mark.parametrize("name", SUBMODULES)
 def test_submodules_resolve_through_the_package_when_not_yet_bound(name, monkeypatch):
     module = importlib.import_module(f"pytest_judgerel.stats.{name}")
     monkeypatch.delattr(stats, name)  # as before the first import of the submodule

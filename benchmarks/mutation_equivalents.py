@@ -237,7 +237,7 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         'found.append(stripped[2:])',
         'the character after the dash is checked to be a space or tab; dropping it too changes nothing the number reader sees'),
     'pytest_judgerel.parsing.x__example_score__mutmut_22': (
-        'return _fmt_num(round(scale.low + steps * scale.step, 11))',
+        'return number_text(round(scale.low + steps * scale.step, 11))',
         'rounding the example to 10 or 11 decimals gives the same number for every grid step a scale accepts'),
     'pytest_judgerel.parsing.x__json_object_text__mutmut_32': (
         'if start < 0 or end <= start:',

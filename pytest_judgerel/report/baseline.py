@@ -25,6 +25,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
+from .fmt import fmt_number
 from .io import read_json
 from .metrics import MetricPoint, judge_changes, judge_fields, metric_points
 from .paired import paired_worse
@@ -193,12 +194,6 @@ def updated_baseline(previous: Mapping[str, Any] | None, report: Mapping[str, An
 
 
 # ---------------------------------------------------------------------- compare
-def _fmt(v: float) -> str:
-    from .fmt import fmt_number
-
-    return fmt_number(v, missing="undefined")
-
-
 def compare_point(nodeid: str, name: str, entry: Mapping[str, Any], point: MetricPoint,
                   tol: Tolerances, judges: Mapping[str, Any]) -> MetricComparison:
     """Compare one current metric point with its baseline entry (rule in the module docstring)."""
@@ -213,22 +208,22 @@ def compare_point(nodeid: str, name: str, entry: Mapping[str, Any], point: Metri
         if base_v is None:
             mc.status, mc.reason = "undefined", "undefined in both runs"
         else:
-            mc.status, mc.reason = "regression", f"now undefined (baseline {_fmt(base_v)})"
+            mc.status, mc.reason = "regression", f"now undefined (baseline {fmt_number(base_v)})"
         return mc
     if base_v is None:
-        mc.status, mc.reason = "improved", f"baseline undefined, now {_fmt(cur_v)}"
+        mc.status, mc.reason = "improved", f"baseline undefined, now {fmt_number(cur_v)}"
         return mc
     mc.delta = cur_v - base_v
     worse = -mc.delta if direction == "min" else mc.delta
     word = "drop" if direction == "min" else "rise"
     if worse <= tolerance + _EPS:
         mc.status = "improved" if -worse > tolerance + _EPS else "pass"
-        mc.reason = f"{_fmt(base_v)} -> {_fmt(cur_v)} ({mc.delta:+.4f})"
+        mc.reason = f"{fmt_number(base_v)} -> {fmt_number(cur_v)} ({mc.delta:+.4f})"
         return mc
     base_ci, cur_ci = entry.get("ci"), point.ci
     if base_ci and cur_ci and None not in base_ci and None not in cur_ci:
         mc.ci_overlap = bool(cur_ci[1] >= base_ci[0] and base_ci[1] >= cur_ci[0])
-    head = f"{_fmt(base_v)} -> {_fmt(cur_v)} ({mc.delta:+.4f}; allowed {word} {tolerance:g})"
+    head = f"{fmt_number(base_v)} -> {fmt_number(cur_v)} ({mc.delta:+.4f}; allowed {word} {tolerance:g})"
     base_scores, cur_scores = entry.get("item_scores"), point.item_scores
     paired = None
     if base_scores and cur_scores:

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_judgerel.report.baseline import updated_baseline
 from pytest_judgerel.report.build import assemble_report
-from pytest_judgerel.report.gate import apply_outputs, evaluate_gate
+from pytest_judgerel.report.gate import _probe_writable, apply_outputs, evaluate_gate, finalize_status, pytest_reasons
 
 
 def _rec(value, ci):
@@ -200,3 +200,143 @@ def test_apply_outputs_passes_every_gate_setting_on(tmp_path, baseline):
     assert apply_outputs(_session(tmp_path, baseline=str(extra), update_baseline=True), rep) == []
     saved = json.loads(extra.read_text())["tests"]
     assert saved["t::a"]["ICC(A,1)"]["value"] == 0.6 and "t::other" in saved  # the update kept the other test
+
+
+# ---------------------------------------------------------------- pytest's outcomes in the gate
+def _failing_icc(value=0.41, threshold=0.7, **extra):
+    return {"kind": "icc", "statistic": "ICC(A,1)", "value": value, "ci": [0.2, 0.6], "direction": "min",
+            "passed": False, "n": 20, "threshold": threshold, "judge": None, **extra}
+
+
+def _with_session(tests, *, outcomes=None, interrupted=False, crashed=(), report_only=False):
+    return assemble_report(tests, settings={}, crashed=crashed, report_only=report_only,
+                           session={"exitstatus": 1, "interrupted": interrupted, "outcomes": outcomes or {}})
+
+
+def test_pytest_reasons_name_every_failed_outcome_in_a_fixed_order():
+    rep = _with_session([], outcomes={"passed": 3, "failed": 2, "error": 1, "skipped": 4})
+    assert pytest_reasons(rep) == ["2 test(s) failed", "1 test(s) errored"]
+    assert pytest_reasons(_with_session([], outcomes={"passed": 3, "failed": 0, "error": 0})) == []
+    assert pytest_reasons({}) == []
+
+
+def test_an_interruption_counts_the_tests_that_finished():
+    rep = _with_session([], outcomes={"passed": 3, "failed": 1, "interrupted": 5}, interrupted=True)
+    assert pytest_reasons(rep) == ["the session was interrupted: partial results of 4 finished test(s)",
+                                   "1 test(s) failed"]
+
+
+def test_crashed_workers_are_counted_from_the_crash_list():
+    rep = _with_session([{"nodeid": "t::a"}, {"nodeid": "t::b"}], crashed=["t::a", "t::b"])
+    assert pytest_reasons(rep) == ["2 test(s) crashed their worker"]
+
+
+@pytest.mark.parametrize("outcome", ["failed", "error", "interrupted", "crashed"])
+def test_failed_checks_of_a_failed_test_are_reasons_with_statistic_value_and_threshold(outcome):
+    rec = _failing_icc(label="math")
+    rep = _with_session([{"nodeid": "t::a", "outcome": outcome, "records": [rec]}])
+    # ICC(A,1) 0.4100 < 0.7, written out by hand (min direction: below its threshold)
+    assert pytest_reasons(rep)[-1] == "t::a: ICC(A,1) [math] 0.4100 < threshold 0.7"
+
+
+def test_a_passed_test_and_report_only_add_no_check_reasons():
+    rec = _failing_icc()
+    assert pytest_reasons(_with_session([{"nodeid": "t::a", "outcome": "passed", "records": [rec]}])) == []
+    rep = _with_session([{"nodeid": "t::a", "outcome": "failed", "records": [rec]}], report_only=True)
+    assert pytest_reasons(rep) == []
+
+
+def test_a_max_check_an_uncomputed_statistic_and_a_failed_group_are_each_named():
+    nmae = {"kind": "nmae", "statistic": "nMAE", "value": 0.25, "threshold": 0.15, "direction": "max",
+            "passed": False, "judge": None}
+    undefined = {"kind": "icc", "statistic": "ICC(A,1)", "value": None, "error": "all ratings are equal",
+                 "passed": False, "judge": None}
+    grouped = {**_failing_icc(value=0.9, threshold=0.7), "checks": [
+        {"statistic": "ICC(A,1)", "value": 0.9, "threshold": 0.7, "direction": "min", "passed": True}],
+        "groups": {"easy": {"passed": True}, "hard": {"passed": False}}}
+    rep = _with_session([{"nodeid": "t::a", "outcome": "failed", "records": [nmae, undefined, grouped]}])
+    assert pytest_reasons(rep) == ["t::a: nMAE 0.2500 > threshold 0.15",
+                                   "t::a: ICC(A,1) not computed: all ratings are equal",
+                                   "t::a: ICC(A,1): group(s) hard failed"]
+
+
+def test_finalize_status_puts_pytest_reasons_first_without_repeats():
+    rep = _with_session([], outcomes={"failed": 1})
+    rep["gate"] = {"status": "passed", "reasons": ["1 test(s) failed", "baseline: x"], "errors": []}
+    finalize_status(rep)
+    assert rep["gate"]["status"] == "failed" and rep["gate"]["pytest"] == ["1 test(s) failed"]
+    assert rep["gate"]["reasons"] == ["1 test(s) failed", "baseline: x"]
+
+
+@pytest.mark.parametrize("status", ["passed", "report_only", "failed"])
+def test_finalize_status_keeps_the_baseline_status_when_pytest_passed(status):
+    rep = _with_session([], outcomes={"passed": 2})
+    rep["gate"] = {"status": status, "reasons": ["r"], "errors": []}
+    finalize_status(rep)
+    assert rep["gate"] == {"status": status, "reasons": ["r"], "errors": [], "pytest": []}
+
+
+def test_an_interrupted_session_is_interrupted_not_failed():
+    rep = _with_session([], outcomes={"failed": 1, "interrupted": 3}, interrupted=True)
+    rep["gate"] = {"status": "failed", "reasons": [], "errors": []}
+    finalize_status(rep)
+    assert rep["gate"]["status"] == "interrupted"
+    assert rep["gate"]["reasons"][0].startswith("the session was interrupted: partial results of 1 ")
+
+
+def test_probe_writable_creates_the_folder_and_leaves_nothing_behind(tmp_path):
+    target = tmp_path / "a" / "b" / "r.json"
+    _probe_writable(str(target))
+    assert (tmp_path / "a" / "b").is_dir() and list((tmp_path / "a" / "b").iterdir()) == []
+    with pytest.raises(IsADirectoryError, match=rf"^{tmp_path / 'a'} is a directory$"):
+        _probe_writable(str(tmp_path / "a"))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OSError):
+        _probe_writable(str(blocker / "r.json"))
+    assert blocker.read_text() == "x"
+
+
+def test_an_interrupted_session_writes_no_history_and_never_updates_the_baseline(tmp_path, baseline, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = baseline.read_text()
+    rep = _with_session([{"nodeid": "t::a", "records": [_rec(0.95, [0.9, 0.97])]}],
+                        outcomes={"passed": 1, "interrupted": 2}, interrupted=True)
+    session = _session(tmp_path, baseline=str(baseline), update_baseline=True, json="r.json", history_dir="hist")
+    reasons = apply_outputs(session, rep)
+    assert baseline.read_text() == before and "baseline" not in rep["outputs"]
+    assert not (tmp_path / "hist").exists() and "history" not in rep["outputs"]
+    assert rep["gate"]["status"] == "interrupted" and reasons == []
+    assert json.loads((tmp_path / "r.json").read_text())["gate"]["status"] == "interrupted"
+
+
+def test_a_failed_write_keeps_an_interrupted_status_and_unlists_the_json(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    rep = _with_session([], outcomes={"interrupted": 1}, interrupted=True)
+    reasons = apply_outputs(_session(tmp_path, json=str(blocked / "r.json")), rep)
+    assert rep["gate"]["status"] == "interrupted" and "json" not in rep["outputs"]
+    assert len(reasons) == 1 and reasons[0].startswith(f"could not write the JSON report {blocked / 'r.json'}: ")
+
+
+def test_a_json_write_that_fails_after_the_probe_is_reported_and_unlisted(tmp_path, monkeypatch):
+    import pytest_judgerel.report.gate as gate_module
+
+    def refuse(path, report):
+        raise ValueError("Out of range float values are not JSON compliant")
+
+    monkeypatch.setattr(gate_module, "write_json_atomic", refuse)
+    rep = _report()
+    reasons = apply_outputs(_session(tmp_path, json=str(tmp_path / "r.json")), rep)
+    assert reasons == [f"could not write the JSON report {tmp_path / 'r.json'}: "
+                       "Out of range float values are not JSON compliant"]
+    assert "json" not in rep["outputs"] and rep["gate"]["status"] == "failed"
+    assert rep["gate"]["errors"] == reasons and rep["gate"]["reasons"] == reasons
+
+
+def test_the_update_reaches_the_baseline_when_the_session_finished(tmp_path, baseline):
+    rep = _report(0.95, (0.9, 0.97))
+    assert apply_outputs(_session(tmp_path, baseline=str(baseline), update_baseline=True), rep) == []
+    assert rep["outputs"]["baseline"] == str(baseline)
+    stored = json.loads(baseline.read_text())["tests"]["t::a"]
+    assert stored["ICC(A,1)"]["value"] == 0.95

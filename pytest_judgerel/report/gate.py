@@ -74,7 +74,7 @@ def evaluate_gate(report: dict[str, Any], *, baseline: str | None, update_baseli
 def pytest_reasons(report: dict[str, Any]) -> list[str]:
     """Why pytest's own outcome is not a pass: failed tests, errors, crashes, failed checks of
     metrics in failed tests (each statistic named, nMAE included), an interruption."""
-    from .verdict import failed_checks
+    from .verdict import FAILED_OUTCOMES, failed_checks
 
     session = report.get("session") or {}
     outcomes = session.get("outcomes") or {}
@@ -89,7 +89,7 @@ def pytest_reasons(report: dict[str, Any]) -> list[str]:
         reasons.append(f"{len(report['crashed'])} test(s) crashed their worker")
     if not report.get("report_only"):
         for t in report.get("tests", []):
-            if t.get("outcome") in ("failed", "error", "interrupted", "crashed"):
+            if t.get("outcome") in FAILED_OUTCOMES:
                 reasons += [f"{t['nodeid']}: {c}" for c in failed_checks(t)]
     return reasons
 

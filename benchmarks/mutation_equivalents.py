@@ -324,12 +324,6 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         'comp = BaselineComparison(os.fspath(path), True, )',
         "Tolerances() is BaselineComparison's default"),
     # report/gate.py
-    'pytest_judgerel.report.gate.x_apply_outputs__mutmut_20': (
-        'outputs = report.setdefault("outputs", None)',
-        "evaluate_gate, called just before, has already created report['outputs']"),
-    'pytest_judgerel.report.gate.x_apply_outputs__mutmut_22': (
-        'outputs = report.setdefault("outputs", )',
-        "evaluate_gate, called just before, has already created report['outputs']"),
     'pytest_judgerel.report.gate.x_evaluate_gate__mutmut_21': (
         'tol = None',
         'compare_with_file falls back to Tolerances() for None'),

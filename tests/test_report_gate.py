@@ -297,6 +297,12 @@ def test_probe_writable_creates_the_folder_and_leaves_nothing_behind(tmp_path):
     assert blocker.read_text() == "x"
 
 
+def test_probe_writable_tries_the_target_folder_itself():
+    # /proc accepts no new files, even from root; a probe of any other folder (say /tmp) would pass
+    with pytest.raises(OSError):
+        _probe_writable("/proc/judgerel-report.json")
+
+
 def test_an_interrupted_session_writes_no_history_and_never_updates_the_baseline(tmp_path, baseline, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = baseline.read_text()
@@ -340,3 +346,18 @@ def test_the_update_reaches_the_baseline_when_the_session_finished(tmp_path, bas
     assert rep["outputs"]["baseline"] == str(baseline)
     stored = json.loads(baseline.read_text())["tests"]["t::a"]
     assert stored["ICC(A,1)"]["value"] == 0.95
+
+
+def test_an_html_write_that_fails_after_the_probe_is_reported_and_the_json_still_written(tmp_path, monkeypatch):
+    import pytest_judgerel.report.html as html_module
+
+    def refuse(report):
+        raise ValueError("template broken")
+
+    monkeypatch.setattr(html_module, "render_html", refuse)
+    rep = _report()
+    reasons = apply_outputs(_session(tmp_path, html=str(tmp_path / "r.html"), json=str(tmp_path / "r.json")), rep)
+    assert reasons == [f"could not write the HTML report {tmp_path / 'r.html'}: template broken"]
+    assert "html" not in rep["outputs"] and not (tmp_path / "r.html").exists()
+    written = json.loads((tmp_path / "r.json").read_text())
+    assert written["gate"]["status"] == "failed" and written["gate"]["errors"] == reasons

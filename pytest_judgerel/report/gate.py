@@ -99,7 +99,7 @@ def finalize_status(report: dict[str, Any]) -> None:
     gate = report["gate"]
     extra = pytest_reasons(report)
     gate["pytest"] = extra
-    gate["reasons"] = list(dict.fromkeys(extra + list(gate.get("reasons", []))))
+    gate["reasons"] = list(dict.fromkeys(extra + gate["reasons"]))
     if (report.get("session") or {}).get("interrupted"):
         gate["status"] = "interrupted"
     elif extra:
@@ -110,7 +110,7 @@ def _probe_writable(path: str) -> None:
     """Raise OSError now if ``path`` cannot be written (its folder is created as a write would)."""
     import tempfile
 
-    folder = os.path.dirname(os.path.abspath(path)) or "."
+    folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path} is a directory")
@@ -129,7 +129,7 @@ def apply_outputs(session: Any, report: dict[str, Any]) -> list[str]:
                                         max_icc_drop=s.max_icc_drop, max_nmae_rise=s.max_nmae_rise,
                                         report_only=report_only)
     finalize_status(report)
-    outputs = report.setdefault("outputs", {})
+    outputs = report["outputs"]  # evaluate_gate made it
     rootdir = str(getattr(session.config, "rootpath", os.getcwd()))
 
     def failed_write(what: str, path: str, exc: Exception) -> None:

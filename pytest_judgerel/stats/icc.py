@@ -59,14 +59,21 @@ def koo_li_band(value: float) -> str:
     return "excellent"
 
 
+@dataclass(frozen=True)
 class _ICCEstimate:
-    """What every ICC result shows alike: its label, interval and Koo & Li band (fields ``form``,
-    ``value``, ``ci_low``, ``ci_high`` come from the dataclass that inherits this)."""
+    """What every ICC result holds and shows alike: the estimate with its interval and F test
+    (H0: ICC = 0), its label and Koo & Li band."""
 
     form: str
     value: float
     ci_low: float
     ci_high: float
+    confidence: float
+    f: float
+    df1: int
+    df2: int
+    p: float
+    n: int
 
     @property
     def label(self) -> str:
@@ -94,16 +101,6 @@ class ICCResult(_ICCEstimate):
     df used for the ICC(A,1)/ICC(A,k) interval (None for other forms).
     """
 
-    form: str
-    value: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-    f: float
-    df1: int
-    df2: int
-    p: float
-    n: int
     k: int
     f_raters: float
     df1_raters: int

@@ -44,16 +44,6 @@ class OneWayICCResult(_ICCEstimate):
     ratings of an item, ``n_omitted`` items without any rating (left out).
     """
 
-    form: str
-    value: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-    f: float
-    df1: int
-    df2: int
-    p: float
-    n: int
     n_ratings: int
     n0: float
     k_min: int

@@ -324,6 +324,21 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         'comp = BaselineComparison(os.fspath(path), True, )',
         "Tolerances() is BaselineComparison's default"),
     # report/gate.py
+    'pytest_judgerel.report.gate.x__probe_writable__mutmut_12': (
+        'fd, tmp = tempfile.mkstemp(prefix=None, dir=folder)',
+        "the probe file's name is never seen: mkstemp picks a fresh name in the same folder and it is removed at once"),
+    'pytest_judgerel.report.gate.x__probe_writable__mutmut_14': (
+        'fd, tmp = tempfile.mkstemp(dir=folder)',
+        "the probe file's name is never seen: mkstemp picks a fresh name in the same folder and it is removed at once"),
+    'pytest_judgerel.report.gate.x__probe_writable__mutmut_16': (
+        'fd, tmp = tempfile.mkstemp(prefix="XX.judgerel-probe-XX", dir=folder)',
+        "the probe file's name is never seen: mkstemp picks a fresh name in the same folder and it is removed at once"),
+    'pytest_judgerel.report.gate.x__probe_writable__mutmut_17': (
+        'fd, tmp = tempfile.mkstemp(prefix=".JUDGEREL-PROBE-", dir=folder)',
+        "the probe file's name is never seen: mkstemp picks a fresh name in the same folder and it is removed at once"),
+    'pytest_judgerel.report.gate.x_apply_outputs__mutmut_135': (
+        'outputs.pop("json", )',
+        "the key was set two lines above, inside the same try: pop needs no default"),
     'pytest_judgerel.report.gate.x_evaluate_gate__mutmut_21': (
         'tol = None',
         'compare_with_file falls back to Tolerances() for None'),

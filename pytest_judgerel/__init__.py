@@ -6,8 +6,7 @@ Public names are imported lazily (PEP 562) so that ``import pytest_judgerel``
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -44,13 +43,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_judgerel' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())[0]
 
 
 def __dir__() -> list[str]:

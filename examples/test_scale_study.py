@@ -58,7 +58,7 @@ def test_every_analysis_of_the_paper_is_computed(study):
 
 def test_summeval_op_human_panel_is_usable_as_reference(study):
     _, res = study
-    panel = res.human_panels["summeval_op"]
+    panel = res.human_panel("summeval_op")
     assert panel.forms == ("A,1", "A,k") and panel.single.n == 416
     assert panel.average.value >= 0.6  # Koo & Li "moderate" or better for the panel mean
 

@@ -145,9 +145,16 @@ def _add_report_and_history(subparsers: argparse._SubParsersAction) -> None:
     register(subparsers)  # adds "report" (merge/compare/html/validate) and "history" (list/compare)
 
 
+def _add_study(subparsers: argparse._SubParsersAction) -> None:
+    from pytest_judgerel.study_cli import register
+
+    register(subparsers)  # adds "study reproduce"
+
+
 COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "cache": _add_cache,
     "report": _add_report_and_history,
+    "study": _add_study,
 }
 
 

@@ -2,16 +2,21 @@
 
 For any judge models and any human-rated data sets it computes (section numbers of seed 001):
 
-* human panel reliability per benchmark, ICC(A,1) and ICC(A,k) (section 3.2, "Human
-  reliability"; Tables 2-3); panels whose raters are not crossed use the one-way forms on
-  every rating (:func:`pytest_judgerel.stats.icc_oneway`, the project's choice: the paper's
-  panel is fully crossed);
+* human panel reliability, ICC(A,1) and ICC(A,k), per benchmark and pooled over benchmarks,
+  for each scale when humans rated each scale separately (section 3.2, "Human reliability";
+  Tables 2, 3, 14, 15), and within each rater subgroup (Table 5's within-gender columns).
+  Panels whose raters are not crossed use the one-way forms on every rating
+  (:func:`pytest_judgerel.stats.icc_oneway`, the project's choice: the paper's panel is
+  fully crossed);
 * LLM panel reliability per benchmark and scale and pooled over benchmarks, models as
-  raters, ICC(A,1) and ICC(A,L) (section 3.2, "LLM reliability"; Tables 2-3);
+  raters, ICC(A,1) and ICC(A,L), on every item the judges scored, whether or not humans
+  rated it (section 3.2, "LLM reliability": N is "the number of items scored by the LLMs";
+  Tables 2, 3, 14, 15);
 * human-LLM agreement, ICC(A,1) on the S x 2 matrix [human mean, judge mean] and nMAE
   (section 3.1 eqs. 4-5; section 3.2, "Human-LLM agreement"): for the LLM panel mean (the
   mean over the L judges; Tables 2 and 4a) and for each model (Table 4b), per benchmark,
-  pooled over benchmarks, per scale and per human rater subgroup (Table 5);
+  pooled over benchmarks, per scale and per human rater subgroup (Table 5), and for each
+  sampling temperature of an ablation (section 5.3, Table 6);
 * inter-scale consistency per model and benchmark, jointly and pairwise (section 5.1,
   Table 1);
 * the reliability illusion (section 5.2, Table 3): the pooled LLM-panel reliability passes
@@ -21,10 +26,13 @@ For any judge models and any human-rated data sets it computes (section numbers 
 
 Every comparison is made on scores mapped linearly to [0, 1], each side by its own scale
 (section 4.3 does this across scales; within one scale it changes no ICC and turns MAE into
-nMAE).  ``run_study`` does the LLM calls through :class:`~pytest_judgerel.judge.Judge`
-(cached, concurrent) at temperature 1 by default, as the paper does (section 4.3; the
-temperature ablation of section 5.3 is ``Judge.rate_temperatures``); ``analyse`` takes
-ratings you already have, so the statistics run without any model.
+nMAE).  A missing judge score (an unparseable reply, an empty cell of a data release) drops
+that item from the rows that need that score and from nothing else: a model's own
+agreement rows keep its other items, the panel rows (which need every judge) lose that item,
+and :attr:`StudyResult.dropped` says which.  ``run_study`` does the LLM calls through
+:class:`~pytest_judgerel.judge.Judge` (cached, concurrent) at temperature 1 by default, as
+the paper does (section 4.3); ``analyse`` takes ratings you already have, so the statistics
+run without any model (:mod:`pytest_judgerel.seed001_release` loads the paper's own).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import ConfigError, ReliabilityError
+from .errors import ConfigError, RatingsError, ReliabilityError
 from .ratings import Ratings
 
 ERROR_THRESHOLD = 0.1
@@ -42,6 +50,14 @@ ERROR_THRESHOLD = 0.1
 
 PANEL_MEAN = "LLM panel mean"
 """The ``model`` of an agreement row for the mean over the L judges (seed 001 section 3.2)."""
+
+MISSING_POLICIES = ("scale", "row")
+"""What a missing judge score removes from the agreement rows.  ``"scale"`` (default): the
+item leaves every judge's agreement rows on that scale, so the judges of a scale are compared
+on the same items (seed 001 does this: its Table 4b on 0-100 reproduces from the release only
+without MT-Bench item 110, which one judge did not score).  ``"row"``: only the rows that use
+the missing score lose it.  Either way the item stays in the human panels, in the other
+scales and in the judges' own inter-scale consistency, and :attr:`StudyResult.dropped` says so."""
 
 ILLUSION_THRESHOLD = 0.75
 """Default threshold of the illusion checks: Koo & Li's "good" lower bound.  The paper
@@ -70,7 +86,8 @@ class AgreementRow:
     """Human-LLM agreement of one slice.
 
     ``model`` is a judge model or :data:`PANEL_MEAN` (the mean over the judges); a None
-    ``benchmark`` means pooled over benchmarks, a None ``subgroup`` the whole human panel.
+    ``benchmark`` means pooled over benchmarks, a None ``subgroup`` the whole human panel;
+    ``temperature`` is set on the rows of a temperature ablation (seed 001 section 5.3).
     """
 
     model: str
@@ -82,6 +99,7 @@ class AgreementRow:
     nmae: float
     n: int
     note: str = ""
+    temperature: float | None = None
 
 
 @dataclass(frozen=True)
@@ -112,54 +130,81 @@ class Illusion:
 class StudyResult:
     """Everything the study computed; ``summary()`` renders the paper's tables as text.
 
-    ``llm_panels`` is keyed by ``(benchmark, scale)``, benchmark None = pooled.
+    ``human_panels`` and ``llm_panels`` are keyed by ``(benchmark, scale)``, benchmark None =
+    pooled over benchmarks; a human panel's scale is None when one panel serves every scale.
+    ``subgroup_panels`` is keyed by ``(benchmark, scale, subgroup)`` (e.g. ``"gender=Male"``).
+    ``dropped`` lists the items left out of some rows because a score was missing, and why;
+    ``skipped`` the analyses that could not run.
     """
 
-    human_panels: dict[str, PanelReliability] = field(default_factory=dict)
+    human_panels: dict[tuple[str | None, str | None], PanelReliability] = field(default_factory=dict)
+    subgroup_panels: dict[tuple[str | None, str | None, str], PanelReliability] = field(default_factory=dict)
     llm_panels: dict[tuple[str | None, str], PanelReliability] = field(default_factory=dict)
     agreement: list[AgreementRow] = field(default_factory=list)
+    temperature_agreement: list[AgreementRow] = field(default_factory=list)
     consistency: dict[tuple[str, str], Any] = field(default_factory=dict)
     reliability_illusions: list[Illusion] = field(default_factory=list)
     agreement_illusions: list[Illusion] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
-    def agreement_for(self, model: str, scale: str | None = None,
-                      benchmark: str | None = None, subgroup: str | None = None) -> AgreementRow:
-        """The row of ``model`` (or :data:`PANEL_MEAN`); ``benchmark=None`` is the pooled row."""
-        for row in self.agreement:
-            if (row.model, row.scale, row.benchmark, row.subgroup) == (model, scale, benchmark, subgroup):
+    def agreement_for(self, model: str, scale: str | None = None, benchmark: str | None = None,
+                      subgroup: str | None = None, temperature: float | None = None) -> AgreementRow:
+        """The row of ``model`` (or :data:`PANEL_MEAN`); ``benchmark=None`` is the pooled row;
+        ``temperature`` picks a row of the temperature ablation."""
+        rows = self.agreement if temperature is None else self.temperature_agreement
+        for row in rows:
+            if (row.model, row.scale, row.benchmark, row.subgroup, row.temperature) == (
+                    model, scale, benchmark, subgroup, temperature):
                 return row
-        raise KeyError((model, scale, benchmark, subgroup))
+        raise KeyError((model, scale, benchmark, subgroup, temperature))
+
+    def human_panel(self, benchmark: str | None = None, scale: str | None = None) -> PanelReliability:
+        """The human panel of ``benchmark`` (None: pooled) on ``scale`` (None: the panel that
+        serves every scale when humans rated once)."""
+        key = (benchmark, scale)
+        if key not in self.human_panels and (benchmark, None) in self.human_panels:
+            key = (benchmark, None)
+        return self.human_panels[key]
 
     def summary(self) -> str:
         out = ["Human panel reliability"]
-        for b, p in self.human_panels.items():
-            out.append(f"  {b}: ICC({p.forms[0]}) {p.single.value:.3f}, ICC({p.forms[1]}) {p.average.value:.3f}"
-                       + (f"  ({p.note})" if p.note else ""))
+        for (b, s), p in self.human_panels.items():
+            out.append(f"  {b or 'pooled'}{' ' + s if s else ''}: ICC({p.forms[0]}) {p.single.value:.3f}, "
+                       f"ICC({p.forms[1]}) {p.average.value:.3f}" + (f"  ({p.note})" if p.note else ""))
+        for (b, s, g), p in self.subgroup_panels.items():
+            out.append(f"  {b or 'pooled'}{' ' + s if s else ''} {g}: ICC({p.forms[0]}) {p.single.value:.3f}, "
+                       f"ICC({p.forms[1]}) {p.average.value:.3f}")
         if self.llm_panels:
             out.append("LLM panel reliability, models as raters: ICC(A,1), ICC(A,L)")
             for (b, s), p in self.llm_panels.items():
                 out.append(f"  {b or 'pooled'} {s}: {p.single.value:.3f}, {p.average.value:.3f} "
-                           f"[{p.average.ci_low:.3f}, {p.average.ci_high:.3f}]")
-        out.append("Human-LLM agreement (ICC(A,1) of [human mean, judge mean]; nMAE)")
-        for row in self.agreement:
-            where = " / ".join(x for x in (row.model, row.scale, row.benchmark or "pooled", row.subgroup) if x)
-            icc_txt = "n/a" if row.icc is None else f"{row.icc:.3f}"
-            out.append(f"  {where}: ICC {icc_txt}, nMAE {row.nmae:.3f}, n={row.n}" + (f" ({row.note})" if row.note else ""))
+                           f"[{p.average.ci_low:.3f}, {p.average.ci_high:.3f}]" + (f"  ({p.note})" if p.note else ""))
+        for title, rows in (("Human-LLM agreement (ICC(A,1) of [human mean, judge mean]; nMAE)", self.agreement),
+                            ("Temperature ablation (seed 001 section 5.3)", self.temperature_agreement)):
+            if rows:
+                out.append(title)
+            for row in rows:
+                where = " / ".join(x for x in (row.model, row.scale, row.benchmark or "pooled", row.subgroup,
+                                               None if row.temperature is None else f"T={row.temperature:g}") if x)
+                icc_txt = "n/a" if row.icc is None else f"{row.icc:.3f}"
+                out.append(f"  {where}: ICC {icc_txt}, nMAE {row.nmae:.3f}, n={row.n}"
+                           + (f" ({row.note})" if row.note else ""))
         if self.consistency:
             out.append("Inter-scale consistency, ICC(A,1) on [0, 1]-normalised scores")
             for (m, b), r in self.consistency.items():
                 pairs = ", ".join(f"{a}~{c} {v.value:.3f}" for (a, c), v in r.pairwise.items())
-                out.append(f"  {m} / {b}: joint {r.joint.value:.3f}; {pairs}")
+                out.append(f"  {m} / {b}: joint {r.joint.value:.3f}; {pairs} (n={r.n_items})")
         out += [f"WARNING {i}" for i in self.reliability_illusions + self.agreement_illusions]
         if self.errors:
             out.append(f"{len(self.errors)} item judgement(s) with normalised error > {ERROR_THRESHOLD}")
+        out += [f"dropped: {s}" for s in self.dropped]
         out += [f"skipped: {s}" for s in self.skipped]
         return "\n".join(out)
 
 
-def human_panel_reliability(ratings: Ratings, benchmark: str = "") -> PanelReliability:
+def human_panel_reliability(ratings: Ratings, benchmark: str | None = "") -> PanelReliability:
     """ICC(A,1)/ICC(A,k) of a complete human panel (seed 001 section 3.2).
 
     When raters did not all rate every item (SQuALITY: 3 of 4 reviewers; ConvAbuse: 2 to 6
@@ -189,7 +234,19 @@ def _unit(r: Ratings) -> np.ndarray:
     return (r.item_means() - r.scale.low) / r.scale.range
 
 
-def _agree(model, scale, bench, subgroup, judge_unit, human_unit, ids, errors_out) -> AgreementRow:
+def _judge_unit(r: Ratings) -> np.ndarray:
+    """Per-item mean over repeats on [0, 1]; NaN where no repeat has a score."""
+    if r.scale is None:
+        raise ReliabilityError("ratings need a scale to be compared across scales or with humans")
+    present = ~np.isnan(r.values)
+    counts = present.sum(axis=1)
+    sums = np.where(present, r.values, 0.0).sum(axis=1)
+    means = np.divide(sums, counts, out=np.full(counts.shape, np.nan), where=counts > 0)
+    return (means - r.scale.low) / r.scale.range
+
+
+def _agree(model, scale, bench, subgroup, judge_unit, human_unit, ids, errors_out,
+           temperature=None) -> AgreementRow:
     from .stats.icc import icc
 
     diff = np.abs(judge_unit - human_unit)
@@ -205,156 +262,329 @@ def _agree(model, scale, bench, subgroup, judge_unit, human_unit, ids, errors_ou
             if e > ERROR_THRESHOLD:
                 errors_out.append({"model": model, "scale": scale, "benchmark": bench, "item": iid,
                                    "human": float(h), "judge": float(j), "error": float(e)})
-    return AgreementRow(model, scale, bench, subgroup, value, ci, nmae, len(diff), note)
+    return AgreementRow(model, scale, bench, subgroup, value, ci, nmae, len(diff), note, temperature)
 
 
-def _panel(bench: str | None, x: np.ndarray) -> PanelReliability:
+def _panel(bench: str | None, x: np.ndarray, note: str = "") -> PanelReliability:
     from .stats.icc import icc
 
-    return PanelReliability(bench, icc(x, form="A,1"), icc(x, form="A,k"), ("A,1", "A,L"))
+    return PanelReliability(bench, icc(x, form="A,1"), icc(x, form="A,k"), ("A,1", "A,L"), note)
 
 
-def analyse(
-    human: Mapping[str, Ratings],
-    judged: Mapping[tuple[str, str, str], Ratings],
-    *,
-    illusion_threshold: float = ILLUSION_THRESHOLD,
-    subgroup: str | None = None,
-) -> StudyResult:
-    """Run every analysis of the study on ratings already collected.
+def _shown(ids: Sequence[str], limit: int = 5) -> str:
+    return ", ".join(map(str, ids[:limit])) + (", ..." if len(ids) > limit else "")
 
-    ``human``: ``{benchmark: human Ratings}``; ``judged``: ``{(model, scale,
-    benchmark): judge Ratings (items x repeats)}``.  ``subgroup`` names a rater
-    group of the human ratings (agreement with each subgroup's panel mean).
-    With two or more models the LLM panel analyses (reliability, panel-mean agreement,
-    reliability illusion) are added.
-    """
-    from .stats.consistency import scale_consistency
 
-    res = StudyResult()
-    for bench, h in human.items():
-        try:
-            res.human_panels[bench] = human_panel_reliability(h, bench)
-        except ReliabilityError as exc:
-            res.skipped.append(f"human panel {bench}: {exc}")
-    models = list(dict.fromkeys(m for m, _, _ in judged))
-    if PANEL_MEAN in models:
-        raise ConfigError(f"{PANEL_MEAN!r} names the mean over the judges; rename that model")
-    scales = list(dict.fromkeys(s for _, s, _ in judged))
-    benches = [b for b in human if any(b == jb for _, _, jb in judged)]
+class _Humans:
+    """The human side: ``{benchmark: Ratings}`` (one panel for every scale) or
+    ``{(benchmark, scale): Ratings}`` (a panel per scale, as in seed 001 section 4.2)."""
 
-    seen: dict[tuple[str, str, str], tuple[Ratings, Ratings] | None] = {}
+    def __init__(self, human: Mapping[Any, Ratings]):
+        self.per_scale = bool(human) and all(isinstance(k, tuple) for k in human)
+        if not self.per_scale and any(isinstance(k, tuple) for k in human):
+            raise ConfigError("human ratings are keyed either by benchmark or by (benchmark, scale), not both")
+        self.data = dict(human)
+        self.benchmarks = list(dict.fromkeys(k[0] if self.per_scale else k for k in human))
+        self.scales: list[str | None] = (list(dict.fromkeys(k[1] for k in human)) if self.per_scale else [None])
+        self._means: dict[tuple[str, str | None, str | None], dict[str, float]] = {}
 
-    def aligned(model, scale, bench):
-        """Judge and human ratings on the items both scored; None (said in ``skipped``) when
-        fewer than two are left, e.g. every reply of a judge was unparseable."""
-        key = (model, scale, bench)
-        if key not in seen:
-            j, hh = judged[key].align(human[bench])
-            rated = ~np.isnan(j.values).all(axis=1) & ~np.isnan(hh.values).all(axis=1)
-            if rated.sum() < 2:
-                res.skipped.append(f"{model} {scale} {bench}: only {int(rated.sum())} item(s) have a judge score "
-                                   f"({len(judged[key].parse_failures)} unparseable replies); not analysed")
-                seen[key] = None
+    def get(self, bench: str, scale: str | None) -> Ratings | None:
+        return self.data.get((bench, scale)) if self.per_scale else self.data.get(bench)
+
+    def means(self, bench: str, scale: str, subgroup: str | None = None) -> dict[str, float] | None:
+        """``{item: human mean on [0, 1]}`` of the whole panel or one ``"group=label"`` subgroup."""
+        key = (bench, scale, subgroup)
+        if key not in self._means:
+            h = self.get(bench, scale)
+            if h is None:
                 return None
-            if not rated.all():  # e.g. an unparseable reply: the item has no judge score
-                res.skipped.append(f"{model} {scale} {bench}: {int((~rated).sum())} item(s) without a score omitted")
-                j, hh = j.select_items(rated), hh.select_items(rated)
-            seen[key] = (j, hh)
-        return seen[key]
+            if subgroup is not None:
+                name, label = subgroup.split("=", 1)
+                if label not in h.rater_groups.get(name, ()):
+                    return None
+                h = h.select_raters(**{name: label})
+                keep = ~np.isnan(h.values).all(axis=1)
+                if keep.sum() < 2:
+                    self._means[key] = {}
+                    return self._means[key]
+                h = h.select_items(keep)
+            self._means[key] = dict(zip(h.item_ids, _unit(h)))
+        return self._means[key]
 
-    def add_agreement(model, scale, per_bench_units):
-        """Rows per benchmark (+ subgroups), the pooled row, and hidden weak benchmarks."""
-        pooled_j, pooled_h, pooled_ids = [], [], []
-        rows: dict[str, AgreementRow] = {}
-        for bench, (ju, h, ids) in per_bench_units.items():
-            hu = _unit(h)
-            rows[bench] = row = _agree(model, scale, bench, None, ju, hu, ids, res.errors)
-            res.agreement.append(row)
-            pooled_j.append(ju)
-            pooled_h.append(hu)
-            pooled_ids += [f"{bench}:{i}" for i in ids]
-            if subgroup and subgroup in h.rater_groups:
-                for label in h.rater_group_labels(subgroup):
-                    sub = h.select_raters(**{subgroup: label})
-                    keep = ~np.isnan(sub.values).all(axis=1)
-                    if keep.sum() < 2:
-                        continue
-                    res.agreement.append(_agree(model, scale, bench, f"{subgroup}={label}", ju[keep],
-                                                _unit(sub.select_items(keep)), [i for i, k in zip(ids, keep) if k],
-                                                None))
+    def subgroups(self, name: str | None) -> list[str]:
+        if not name:
+            return []
+        labels: dict[str, None] = {}
+        for r in self.data.values():
+            if name in r.rater_groups:
+                labels.update(dict.fromkeys(r.rater_group_labels(name)))
+        return [f"{name}={label}" for label in labels]
+
+
+def _stack_panels(panels: Sequence[Ratings]) -> Ratings | None:
+    """Benchmarks' panels stacked into one pooled panel (the same raters, every item rated)."""
+    raters = panels[0].rater_ids
+    if any(set(p.rater_ids) != set(raters) or np.isnan(p.values).any() for p in panels):
+        return None
+    parts = [p.select_raters(list(raters)) for p in panels]
+    return Ratings.from_array(np.vstack([p.values for p in parts]),
+                              item_ids=[f"{n}:{i}" for n, p in enumerate(parts) for i in p.item_ids],
+                              rater_ids=raters, rater_groups={g: list(v) for g, v in panels[0].rater_groups.items()},
+                              scale=panels[0].scale)
+
+
+def _human_panels(res: StudyResult, humans: _Humans, subgroup: str | None) -> None:
+    for scale in humans.scales:
+        panels: dict[str, Ratings] = {}
+        for bench in humans.benchmarks:
+            h = humans.get(bench, scale)
+            if h is None:
+                continue
+            panels[bench] = h
+            try:
+                res.human_panels[(bench, scale)] = human_panel_reliability(h, bench)
+            except ReliabilityError as exc:
+                res.skipped.append(f"human panel {bench}{' ' + scale if scale else ''}: {exc}")
+        pooled = _stack_panels(list(panels.values())) if len(panels) > 1 else None
+        if len(panels) > 1 and pooled is None:
+            res.skipped.append(f"pooled human panel{' ' + scale if scale else ''}: the benchmarks' panels do not "
+                               "share one set of raters who rated every item")
+        groups = {None: pooled, **{b: p for b, p in panels.items()}} if pooled is not None else dict(panels)
+        for sub in humans.subgroups(subgroup):
+            name, label = sub.split("=", 1)
+            for bench, p in groups.items():
+                if p is None or name not in p.rater_groups or label not in p.rater_groups[name]:
+                    continue
+                part = p.select_raters(**{name: label})
+                try:
+                    res.subgroup_panels[(bench, scale, sub)] = human_panel_reliability(part, bench)
+                except ReliabilityError as exc:
+                    res.skipped.append(f"human panel {bench or 'pooled'} {sub}: {exc}")
+        if pooled is not None:
+            try:
+                res.human_panels[(None, scale)] = human_panel_reliability(pooled, None)
+            except ReliabilityError as exc:
+                res.skipped.append(f"pooled human panel{' ' + scale if scale else ''}: {exc}")
+
+
+def _add_agreement(res: StudyResult, humans: _Humans, model: str, scale: str,
+                   units: Mapping[str, tuple[list[str], np.ndarray]], subgroups: list[str],
+                   illusion_threshold: float, temperature: float | None = None) -> None:
+    """Agreement rows of one model (or the panel mean) on one scale: per benchmark, pooled,
+    and per subgroup (per benchmark and pooled), on the items with both a judge and a
+    human score."""
+    main = temperature is None
+    rows_out = res.agreement if main else res.temperature_agreement
+    bench_rows: dict[str, AgreementRow] = {}
+    for sub in [None, *subgroups]:
+        pooled_j: list[np.ndarray] = []
+        pooled_h: list[np.ndarray] = []
+        pooled_ids: list[str] = []
+        for bench, (ids, ju) in units.items():
+            hm = humans.means(bench, scale, sub)
+            if hm is None:
+                continue
+            keep = [n for n, i in enumerate(ids) if i in hm and not np.isnan(ju[n])]
+            if len(keep) < 2:
+                if sub is None:
+                    res.skipped.append(f"{model} {scale} {bench}: only {len(keep)} item(s) have both a judge and a "
+                                       "human score; not analysed")
+                continue
+            kid = [ids[n] for n in keep]
+            j, h = ju[keep], np.array([hm[i] for i in kid])
+            row = _agree(model, scale, bench, sub, j, h, kid, res.errors if main and sub is None else None,
+                         temperature)
+            rows_out.append(row)
+            if sub is None:
+                bench_rows[bench] = row
+            pooled_j.append(j)
+            pooled_h.append(h)
+            pooled_ids += [f"{bench}:{i}" for i in kid]
         if not pooled_j:
-            return
-        pooled = _agree(model, scale, None, None, np.concatenate(pooled_j), np.concatenate(pooled_h),
-                        pooled_ids, None)
-        res.agreement.append(pooled)
-        if pooled.icc is not None and pooled.icc >= illusion_threshold:
-            for bench, row in rows.items():
+            continue
+        pooled = _agree(model, scale, None, sub, np.concatenate(pooled_j), np.concatenate(pooled_h), pooled_ids,
+                        None, temperature)
+        rows_out.append(pooled)
+        if main and sub is None and pooled.icc is not None and pooled.icc >= illusion_threshold:
+            for bench, row in bench_rows.items():
                 if row.icc is not None and row.icc < illusion_threshold:
                     res.agreement_illusions.append(Illusion("agreement", scale, pooled.icc, f"benchmark {bench}",
                                                             row.icc, illusion_threshold, model))
 
-    # each model against the human panel mean (Table 4b)
+
+def _judge_units(res: StudyResult | None, judged: Mapping[tuple[str, str, str], Ratings],
+                 label: str = "") -> dict[tuple[str, str, str], tuple[list[str], np.ndarray]]:
+    """``{(model, scale, bench): (item ids, per-item mean on [0, 1] with NaN = no score)}``;
+    items without a score are reported once in ``res.dropped``."""
+    out = {}
+    for (model, scale, bench), r in judged.items():
+        unit = _judge_unit(r)
+        missing = [i for i, v in zip(r.item_ids, unit) if np.isnan(v)]
+        if missing and res is not None:
+            fails = f"; {len(r.parse_failures)} unparseable replies" if r.parse_failures else ""
+            res.dropped.append(f"{model} {scale} {bench}{label}: {len(missing)} item(s) without a score "
+                               f"({_shown(missing)}{fails}): left out of the rows that use this judge's score")
+        out[(model, scale, bench)] = (list(r.item_ids), unit)
+    return out
+
+
+def _drop_incomplete(res: StudyResult, humans: _Humans, units, models: list[str], label: str):
+    """``missing="scale"``: an item that some judge did not score on a scale leaves every
+    judge's agreement rows of that scale (it stays in each judge's inter-scale consistency)."""
+    out = dict(units)
+    for scale in dict.fromkeys(s for _, s, _ in units):
+        for bench in dict.fromkeys(b for _, s, b in units if s == scale):
+            have = [m for m in models if (m, scale, bench) in units]
+            rated = humans.means(bench, scale) or {}
+            lacking: dict[str, None] = {}
+            for m in have:
+                ids, unit = units[(m, scale, bench)]
+                lacking.update(dict.fromkeys(i for i, v in zip(ids, unit) if np.isnan(v) and i in rated))
+            if not lacking or len(have) < 2:
+                continue
+            res.dropped.append(f"{scale} {bench}{label}: {len(lacking)} item(s) lack some judge's score "
+                               f"({_shown(list(lacking))}): left out of every judge's agreement rows on {scale} "
+                               "(missing='scale'; missing='row' keeps them for the judges that scored them)")
+            for m in have:
+                ids, unit = units[(m, scale, bench)]
+                out[(m, scale, bench)] = (ids, np.where([i in lacking for i in ids], np.nan, unit))
+    return out
+
+
+def _llm_panel(res: StudyResult, humans: _Humans, units, models: list[str], scale: str, benches: list[str],
+               subgroups: list[str], illusion_threshold: float) -> None:
+    """Models as raters on every item they all scored (seed 001 section 3.2) and the panel
+    mean's agreement with humans on the items humans rated too."""
+    panel_units: dict[str, tuple[list[str], np.ndarray]] = {}
+    pooled_blocks: list[np.ndarray] = []
+    in_every = [m for m in models if all((m, scale, b) in units for b in benches)]
+    for bench in benches:
+        have = [m for m in models if (m, scale, bench) in units]
+        if len(have) < 2:
+            continue
+        ids = [i for i in units[(have[0], scale, bench)][0]
+               if all(i in set(units[(m, scale, bench)][0]) for m in have)]
+        cols = []
+        for m in have:
+            pos = {i: n for n, i in enumerate(units[(m, scale, bench)][0])}
+            cols.append(units[(m, scale, bench)][1][[pos[i] for i in ids]])
+        x = np.column_stack(cols) if ids else np.empty((0, len(have)))
+        complete = ~np.isnan(x).any(axis=1)
+        note = ""
+        if not complete.all():
+            lost = [i for i, c in zip(ids, complete) if not c]
+            note = f"{len(lost)} item(s) without every judge's score left out"
+            res.dropped.append(f"LLM panel {bench} {scale}: {len(lost)} item(s) lack a score from some judge "
+                               f"({_shown(lost)}): left out of the panel's reliability and panel-mean rows")
+        xs, kept = x[complete], [i for i, c in zip(ids, complete) if c]
+        if len(kept) < 2:
+            res.skipped.append(f"LLM panel {bench} {scale}: fewer than 2 items scored by every model")
+            continue
+        try:
+            res.llm_panels[(bench, scale)] = _panel(bench, xs, note)
+        except ReliabilityError as exc:
+            res.skipped.append(f"LLM panel {bench} {scale}: {exc}")
+        panel_units[bench] = (kept, xs.mean(axis=1))
+        if len(in_every) > 1:
+            sel = [have.index(m) for m in in_every]
+            pooled_blocks.append(xs[:, sel])
+    if len(pooled_blocks) > 1:
+        try:
+            pooled = res.llm_panels[(None, scale)] = _panel(None, np.vstack(pooled_blocks))
+        except ReliabilityError as exc:
+            res.skipped.append(f"LLM panel pooled {scale}: {exc}")
+        else:
+            if pooled.average.value >= illusion_threshold:
+                for bench in benches:
+                    p = res.llm_panels.get((bench, scale))
+                    if p is not None and p.average.value < illusion_threshold:
+                        res.reliability_illusions.append(Illusion(
+                            "reliability", scale, pooled.average.value, f"benchmark {bench}",
+                            p.average.value, illusion_threshold))
+    _add_agreement(res, humans, PANEL_MEAN, scale, panel_units, subgroups, illusion_threshold)
+
+
+def _consistency(res: StudyResult, judged: Mapping[tuple[str, str, str], Ratings], models: list[str],
+                 scales: list[str], benches: list[str]) -> None:
+    """Inter-scale consistency per model and benchmark on the items scored on every scale."""
+    from .stats.consistency import scale_consistency
+
     for model in models:
-        for scale in scales:
-            units = {}
-            for bench in benches:
-                pair = aligned(model, scale, bench) if (model, scale, bench) in judged else None
-                if pair is not None:
-                    j, h = pair
-                    units[bench] = (_unit(j), h, list(j.item_ids))
-            add_agreement(model, scale, units)
+        for bench in benches:
+            by_scale = {s: judged[(model, s, bench)] for s in scales if (model, s, bench) in judged}
+            if len(by_scale) < 2:
+                continue
+            first = next(iter(by_scale.values()))
+            scored = [i for n, i in enumerate(first.item_ids)
+                      if all(i in set(r.item_ids) and not np.isnan(r.values[r.item_ids.index(i)]).all()
+                             for r in by_scale.values())]
+            lost = [i for i in first.item_ids if i not in set(scored)]
+            try:
+                if lost:
+                    res.dropped.append(f"consistency {model} {bench}: {len(lost)} item(s) lack a score on some scale "
+                                       f"({_shown(lost)}): left out of this model's inter-scale ICC")
+                    keep = set(scored)
+                    by_scale = {s: r.select_items([i in keep for i in r.item_ids]) for s, r in by_scale.items()}
+                res.consistency[(model, bench)] = scale_consistency(by_scale)
+            except (ReliabilityError, RatingsError) as exc:
+                res.skipped.append(f"consistency {model} {bench}: {exc}")
 
-    # the LLM panel: models as raters (reliability) and their mean (agreement, Tables 2 and 4a)
-    if len(models) > 1:
-        for scale in scales:
-            panel_units: dict[str, tuple[np.ndarray, Ratings, list[str]]] = {}
-            pooled_cols: list[np.ndarray] = []
-            in_every = [m for m in models if all((m, scale, b) in judged for b in benches)]
-            for bench in benches:
-                have = [m for m in models if (m, scale, bench) in judged and aligned(m, scale, bench) is not None]
-                if len(have) < 2:
-                    continue
-                rated = {m: aligned(m, scale, bench) for m in have}
-                common = [i for i in rated[have[0]][0].item_ids if all(i in set(rated[m][0].item_ids) for m in have)]
-                if len(common) < 2:
-                    res.skipped.append(f"LLM panel {bench} {scale}: fewer than 2 items scored by every model")
-                    continue
-                cols = {m: _unit(rated[m][0].reorder_items(common)) for m in have}
-                x = np.column_stack([cols[m] for m in have])
-                try:
-                    res.llm_panels[(bench, scale)] = _panel(bench, x)
-                except ReliabilityError as exc:
-                    res.skipped.append(f"LLM panel {bench} {scale}: {exc}")
-                h = rated[have[0]][1].reorder_items(common)
-                panel_units[bench] = (x.mean(axis=1), h, common)
-                if len(in_every) > 1:
-                    pooled_cols.append(np.column_stack([cols[m] for m in in_every]))
-            if len(pooled_cols) > 1:
-                try:
-                    pooled = res.llm_panels[(None, scale)] = _panel(None, np.vstack(pooled_cols))
-                except ReliabilityError as exc:
-                    res.skipped.append(f"LLM panel pooled {scale}: {exc}")
-                else:
-                    if pooled.average.value >= illusion_threshold:
-                        for bench in benches:
-                            p = res.llm_panels.get((bench, scale))
-                            if p is not None and p.average.value < illusion_threshold:
-                                res.reliability_illusions.append(Illusion(
-                                    "reliability", scale, pooled.average.value, f"benchmark {bench}",
-                                    p.average.value, illusion_threshold))
-            add_agreement(PANEL_MEAN, scale, panel_units)
 
-    # inter-scale consistency per model and benchmark
+def analyse(
+    human: Mapping[Any, Ratings],
+    judged: Mapping[tuple[str, str, str], Ratings],
+    *,
+    illusion_threshold: float = ILLUSION_THRESHOLD,
+    subgroup: str | None = None,
+    temperatures: Mapping[float, Mapping[tuple[str, str, str], Ratings]] | None = None,
+    missing: str = "scale",
+) -> StudyResult:
+    """Run every analysis of the study on ratings already collected.
+
+    ``human``: ``{benchmark: Ratings}`` (one human panel for every scale) or
+    ``{(benchmark, scale): Ratings}`` (humans rated each scale, as in seed 001);
+    ``judged``: ``{(model, scale, benchmark): judge Ratings (items x repeats)}``, which may
+    hold items humans did not rate (they count in the LLM panel's reliability only).
+    ``subgroup`` names a rater group of the human ratings (agreement with each subgroup's
+    panel mean, and each subgroup's own reliability).  ``temperatures``:
+    ``{temperature: judged-like mapping}`` of a temperature ablation (seed 001 section 5.3):
+    each model's agreement rows at each temperature, in ``temperature_agreement``.
+    With two or more models the LLM panel analyses (reliability, panel-mean agreement,
+    reliability illusion) are added.  ``missing`` (see :data:`MISSING_POLICIES`) says which
+    agreement rows lose an item that one judge did not score.
+    """
+    res = StudyResult()
+    humans = _Humans(human)
+    _human_panels(res, humans, subgroup)
+    models = list(dict.fromkeys(m for m, _, _ in judged))
+    if PANEL_MEAN in models:
+        raise ConfigError(f"{PANEL_MEAN!r} names the mean over the judges; rename that model")
+    scales = list(dict.fromkeys(s for _, s, _ in judged))
+    benches = [b for b in humans.benchmarks if any(b == jb for _, _, jb in judged)]
+    subgroups = humans.subgroups(subgroup)
+    if missing not in MISSING_POLICIES:
+        raise ConfigError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    units = _judge_units(res, judged)
+    if missing == "scale":
+        units = _drop_incomplete(res, humans, units, models, "")
+
+    for model in models:  # each model against the human panel mean (Table 4b)
+        for scale in scales:
+            per_bench = {b: units[(model, scale, b)] for b in benches if (model, scale, b) in units}
+            _add_agreement(res, humans, model, scale, per_bench, subgroups, illusion_threshold)
+    if len(models) > 1:  # the LLM panel: models as raters, and their mean (Tables 2, 3, 4a, 5)
+        for scale in scales:
+            _llm_panel(res, humans, units, models, scale, benches, subgroups, illusion_threshold)
     if len(scales) > 1:
-        for model in models:
-            for bench in benches:
-                by_scale = {s: judged[(model, s, bench)] for s in scales if (model, s, bench) in judged}
-                if len(by_scale) > 1:
-                    try:
-                        res.consistency[(model, bench)] = scale_consistency(by_scale)
-                    except ReliabilityError as exc:
-                        res.skipped.append(f"consistency {model} {bench}: {exc}")
+        _consistency(res, judged, models, scales, benches)
+    for t, judged_t in (temperatures or {}).items():  # Table 6
+        units_t = _judge_units(res, judged_t, f" at T={t:g}")
+        if missing == "scale":
+            units_t = _drop_incomplete(res, humans, units_t, list(dict.fromkeys(m for m, _, _ in judged_t)), f" at T={t:g}")
+        for model in dict.fromkeys(m for m, _, _ in judged_t):
+            for scale in dict.fromkeys(s for _, s, _ in judged_t):
+                per_bench = {b: units_t[(model, scale, b)] for b in benches if (model, scale, b) in units_t}
+                _add_agreement(res, humans, model, scale, per_bench, [], illusion_threshold, temperature=float(t))
     return res
 
 

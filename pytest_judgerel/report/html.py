@@ -184,8 +184,9 @@ def svg_heatmap(scales: Sequence[str], matrix: Sequence[Sequence[Any]], title: s
     return _svg(width, height, body, title)
 
 
-def svg_scatter(pairs: Sequence[Sequence[Any]], title: str, *, size: int = 340) -> str:
-    """Human (x) vs judge (y) scatter with the identity line y = x."""
+def svg_scatter(pairs: Sequence[Sequence[Any]], title: str, *, size: int = 340,
+                x_label: str = "human (panel mean)", y_label: str = "judge") -> str:
+    """Human (x) vs judge (y) scatter with the identity line y = x (other axes: ``x_label``, ``y_label``)."""
     pts = [(_num(p[0]), _num(p[1])) for p in pairs if len(p) == 2]
     pts = [(a, b) for a, b in pts if a is not None and b is not None]
     left, top, pad = 52, 30, 36
@@ -220,8 +221,8 @@ def svg_scatter(pairs: Sequence[Sequence[Any]], title: str, *, size: int = 340) 
     for a, b in pts:
         body.append(f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="3.5" fill="{FAIL}" fill-opacity="0.55" '
                     f'stroke="{INK}" stroke-width="0.4"/>')
-    body.append(_text(left + size / 2, top + size + 30, "human (panel mean)", 11, "middle"))
-    body.append(_text(14, top + size / 2, "judge", 11, "middle", rotate=-90))
+    body.append(_text(left + size / 2, top + size + 30, x_label, 11, "middle"))
+    body.append(_text(14, top + size / 2, y_label, 11, "middle", rotate=-90))
     return _svg(width, height, body, title)
 
 

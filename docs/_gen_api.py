@@ -43,6 +43,12 @@ SECTIONS = [
     ("pytest_judgerel.study", "defined", "`pytest_judgerel.study`",
      "The grading-scale study of seed 001 (see [study.md](study.md)). The module has no `__all__`; "
      "its public names are those defined in it without a leading underscore."),
+    ("pytest_judgerel.seed001_release", "defined", "`pytest_judgerel.seed001_release`",
+     "The loader of seed 001's data release (see [study.md](study.md#the-paper-from-its-own-data)); public names "
+     "are those defined in it without a leading underscore."),
+    ("pytest_judgerel.study_reproduce", "defined", "`pytest_judgerel.study_reproduce`",
+     "Seed 001's tables recomputed from its data release and compared with the paper, cell by cell "
+     "(`judgerel study reproduce`)."),
 ]
 
 # Hand-written one-line purposes (override or complete the docstring's first line).

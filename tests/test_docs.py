@@ -1,7 +1,7 @@
 """The documentation is checked like code.
 
 (a) every relative link in README.md and docs/**/*.md points to an existing file;
-(b) every Python block marked runnable in docs/quickstart.md and docs/recipes/*.md runs, offline,
+(b) every Python block marked runnable in docs/quickstart.md, docs/study.md and docs/recipes/*.md runs, offline,
     in a fresh temporary directory (convention: a line ``<!-- runnable -->`` right before the
     opening ```python fence);
 (c) every name documented in docs/api.md exists, and every public name is documented there;
@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 MARKDOWN = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
-RUNNABLE_PAGES = [DOCS / "quickstart.md", *sorted((DOCS / "recipes").glob("*.md"))]
+RUNNABLE_PAGES = [DOCS / "quickstart.md", DOCS / "study.md", *sorted((DOCS / "recipes").glob("*.md"))]
 RUNNABLE_MARK = "<!-- runnable -->"
 SNIPPET_TIMEOUT = 240
 
@@ -256,7 +256,7 @@ def test_every_judgerel_command_mentioned_exists():
     bad = {}
     for page in MARKDOWN:
         text = page.read_text(encoding="utf-8")
-        for group, action in re.findall(r"(?:\bjudgerel|-m pytest_judgerel) (cache|report|history) ([a-z]+)", text):
+        for group, action in re.findall(r"(?:\bjudgerel|-m pytest_judgerel) (cache|report|history|study) ([a-z]+)", text):
             try:
                 parser.parse_known_args([group, action, "--help"])
             except SystemExit as exc:

@@ -26,11 +26,11 @@ BENCHES = ("STS-B", "ToxiGen", "MoralChoice", "TruthfulQA", "MT-Bench", "SummEva
 N_ITEMS = 6
 
 # how each CSV spells a model (the release's four spellings) and the column pattern
+_CAPITALISED = ({"GPT": "GPT-4o", "Llama": "Llama3.3", "Qwen": "Qwen3", "Mistral": "Mistral", "DeepSeek": "DeepSeek",
+                 "Gemini": "Gemini"}, "{m}_0_{hi}")
 _SPELL = {
-    "STS-B": ({"GPT": "GPT-4o", "Llama": "Llama3.3", "Qwen": "Qwen3", "Mistral": "Mistral", "DeepSeek": "DeepSeek",
-               "Gemini": "Gemini"}, "{m}_0_{hi}"),
-    "ToxiGen": ({"GPT": "GPT-4o", "Llama": "Llama3.3", "Qwen": "Qwen3", "Mistral": "Mistral", "DeepSeek": "DeepSeek",
-                 "Gemini": "Gemini"}, "{m}_0_{hi}"),
+    "STS-B": _CAPITALISED,
+    "ToxiGen": _CAPITALISED,
     "MoralChoice": ({"Llama": "llama33", "Qwen": "qwen3", "GPT": "gpt4o", "DeepSeek": "deepseek", "Gemini": "gemini",
                      "Mistral": "mistral"}, "{m}_score_0_{hi}"),
     "TruthfulQA": ({"Llama": "llama33", "Qwen": "qwen3", "GPT": "gpt4o", "Mistral": "mistral", "DeepSeek": "deepseek",

@@ -19,18 +19,7 @@ from pytest_judgerel.study import PANEL_MEAN, analyse
 from pytest_judgerel.study_reproduce import TABLE_ORDER, paper_tables, reproduce
 
 from seed001_layout import BENCHES, RATERS, SCALES, write_release
-
-
-def _icc(x: np.ndarray) -> tuple[float, float]:
-    """ICC(A,1) and ICC(A,k) of a complete items x raters matrix (seed 001 eqs. 2-3)."""
-    n, k = x.shape
-    g = x.mean()
-    ms_i = k * ((x.mean(1) - g) ** 2).sum() / (n - 1)
-    ms_r = n * ((x.mean(0) - g) ** 2).sum() / (k - 1)
-    e = x - x.mean(1, keepdims=True) - x.mean(0, keepdims=True) + g
-    ms_e = (e ** 2).sum() / ((n - 1) * (k - 1))
-    return ((ms_i - ms_e) / (ms_i + (k - 1) * ms_e + k * (ms_r - ms_e) / n),
-            (ms_i - ms_e) / (ms_i + (ms_r - ms_e) / n))
+from test_study_panels import _two_way as _icc  # ICC(A,1), ICC(A,k) from seed 001 eqs. 2-3
 
 
 def _hi(scale: str) -> float:

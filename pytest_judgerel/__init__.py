@@ -30,6 +30,7 @@ _EXPORTS = {
     "JudgePanel": "pytest_judgerel.judge",
     "load_template": "pytest_judgerel.templates",
     "load_dataset": "pytest_judgerel.datasets",
+    "load_seed001_release": "pytest_judgerel.seed001_release",
     "JudgerelError": "pytest_judgerel.errors",
     "ReliabilityError": "pytest_judgerel.errors",
     "RatingsError": "pytest_judgerel.errors",

@@ -52,8 +52,8 @@ SUMMEVAL_READINGS = ("first", "overall", "mean") + SUMMEVAL_DIMENSIONS
 """How a SummEval annotation (five number fields) becomes one human score.
 
 ``"first"`` (default): the field the annotator filled first (``result[0]``); with it the
-human panels reproduce Tables 2, 3, 5, 14 and 15 to the printed digits, while the other
-readings move SummEval's ICC_Human by 0.002 to 0.05.  ``"overall"``: the field named
+human panels reproduce Tables 2, 3, 5, 14 and 15 within 0.001, while the other
+readings move SummEval's ICC_Human by 0.002 to 0.025 (docs/study.md).  ``"overall"``: the field named
 ``overall``; ``"mean"``: the mean of the four dimensions; a dimension name: that field.
 """
 
@@ -189,7 +189,9 @@ def load_seed001_release(root: str | Path, *, summeval_reading: str = "first") -
             llm[(bench.name, scale)] = _judge_ratings(bench, scale, rows, keys, rated, MODELS, notes,
                                                       str(data / "llm" / bench.csv))
             human[(bench.name, scale)] = _human_ratings(bench.name, scale, human_raw, rated)
-    temperatures = _read_temperatures(data / "llm" / "temperatures", llm_rows, notes)
+    rated_ids = {b: {k for k, g in zip(r.item_ids, r.item_groups["human_rated"]) if g == "yes"}
+                 for (b, s), r in llm.items()}
+    temperatures = _read_temperatures(data / "llm" / "temperatures", llm_rows, rated_ids, notes)
     return Seed001Release(base, human, llm, temperatures, tuple(notes), summeval_reading)
 
 
@@ -242,13 +244,23 @@ def _number(text: str, where: str) -> float:
 
 
 def _judge_ratings(bench: _Bench, scale: str, rows: list[dict[str, str]], keys: list[str], rated: Mapping[str, Any],
-                   models: Iterable[str], notes: list[ReleaseNote], path: str) -> Ratings:
+                   models: Iterable[str], notes: list[ReleaseNote], path: str, main: bool = True) -> Ratings:
     cols = _score_columns(rows[0].keys(), path)
-    models = [m for m in models if (m, scale, bench.dimension) in cols]
+    wanted = list(models)
+    models = [m for m in wanted if (m, scale, bench.dimension) in cols]
     if not models:
         raise RatingsError(f"{path}: no score columns for scale {scale}")
+    absent = [m for m in wanted if m not in models]
+    if absent and main:
+        notes.append(ReleaseNote("judge without a column", f"{Path(path).name} has no {scale} column for "
+                                 f"{', '.join(absent)}: the LLM panel of this benchmark has {len(models)} judges",
+                                 bench.name, scale))
     values = np.array([[_number(r[cols[(m, scale, bench.dimension)]], f"{path} row {k} column "
                                 f"{cols[(m, scale, bench.dimension)]}") for m in models] for r, k in zip(rows, keys)])
+    hi = Scale.parse(scale).high
+    for (i, j) in np.argwhere((values < 0) | (values > hi)):
+        raise RatingsError(f"{path} row {keys[i]} column {cols[(models[j], scale, bench.dimension)]}: score "
+                           f"{values[i, j]:g} outside {scale}")
     for j, m in enumerate(models):
         missing = [k for k, v in zip(keys, values[:, j]) if math.isnan(v)]
         if missing:
@@ -260,7 +272,7 @@ def _judge_ratings(bench: _Bench, scale: str, rows: list[dict[str, str]], keys: 
                               provenance={"source": path, "benchmark": bench.name})
 
 
-def _read_temperatures(folder: Path, main_rows: Mapping[str, list[dict[str, str]]],
+def _read_temperatures(folder: Path, main_rows: Mapping[str, list[dict[str, str]]], rated_ids: Mapping[str, set[str]],
                        notes: list[ReleaseNote]) -> dict[tuple[float, str, str], Ratings]:
     out: dict[tuple[float, str, str], Ratings] = {}
     if not folder.is_dir():
@@ -273,13 +285,16 @@ def _read_temperatures(folder: Path, main_rows: Mapping[str, list[dict[str, str]
             if not m:
                 raise RatingsError(f"{path}: no temperature in the file name (expected _temperature=T, _tT or _temp_T)")
             t = float(m["t"])
+            if any(k[0] == t and k[1] == bench.name for k in out):
+                raise RatingsError(f"{path}: a second file for T={t:g} in {bench.temperature_dir}")
             rows = _read_csv(path)
             keys = _row_ids(bench, rows)
             if keys != _row_ids(bench, main_rows[bench.name]):
                 raise RatingsError(f"{path}: rows differ from the main {bench.csv}")
-            rated = {k: True for k, g in zip(keys, _judge_flags(bench, main_rows[bench.name])) if g}
+            rated = {k: True for k in keys if k in rated_ids[bench.name]}
             for scale in SCALES:
-                out[(t, bench.name, scale)] = _judge_ratings(bench, scale, rows, keys, rated, MODELS, notes, str(path))
+                out[(t, bench.name, scale)] = _judge_ratings(bench, scale, rows, keys, rated, MODELS, notes, str(path),
+                                                             main=False)
     return out
 
 
@@ -336,6 +351,8 @@ def _read_human(folder: Path, summeval_reading: str, notes: list[ReleaseNote]) -
                 label = f"{rater} {scale} item {task.get('data', {}).get('id')}"
                 score = _task_score(bench, result, summeval_reading, label, reordered, where)
                 hi = float(dm["hi"])
+                if math.isnan(score):
+                    raise RatingsError(f"{where}: the score is missing (NaN)")
                 if not 0 <= score <= hi:
                     raise RatingsError(f"{where}: score {score} outside 0-{dm['hi']}")
                 if any(_numbers(dr.get("result", [])) != _numbers(result) for dr in task.get("drafts") or []):
@@ -435,6 +452,10 @@ def _join(bench: _Bench, rows: list[dict[str, str]], keys: list[str], tasks: lis
                                  f"{len(varied)} items were shown with different text in some files; their scores "
                                  f"are joined on {bench.join}, which still aligns", bench.name, items=tuple(varied)))
     if bench.name == "TruthfulQA":
+        wrong = [k for r, k in zip(rows, keys) if k in out and _question_differs(r, k, tasks)]
+        if wrong:
+            raise RatingsError(f"TruthfulQA: the human files and {bench.csv} show different questions for id(s) "
+                               f"{wrong[:5]}: the id join would pair different items")
         differ = [k for r, k in zip(rows, keys) if k in out and _any_answer_differs(r, k, tasks)]
         if differ:
             notes.append(ReleaseNote("human item text differs from the CSV",
@@ -453,6 +474,11 @@ def _join(bench: _Bench, rows: list[dict[str, str]], keys: list[str], tasks: lis
     return {k: out[k] for k in keys if k in out}
 
 
+def _question_differs(row: Mapping[str, str], rid: str, tasks: list[_Task]) -> bool:
+    return any(t.bench == "TruthfulQA" and str(t.data.get("id")).strip() == rid
+               and _norm(t.data.get("question")) != _norm(row.get("question")) for t in tasks)
+
+
 def _any_answer_differs(row: Mapping[str, str], rid: str, tasks: list[_Task]) -> bool:
     return any(t.bench == "TruthfulQA" and str(t.data.get("id")).strip() == rid
                and _norm(t.data.get("answer")) != _norm(row.get("best_answer")) for t in tasks)
@@ -460,8 +486,13 @@ def _any_answer_differs(row: Mapping[str, str], rid: str, tasks: list[_Task]) ->
 
 def _human_ratings(bench: str, scale: str, tasks: list[_Task], rated: Mapping[str, Mapping[tuple[str, str], float]]
                    ) -> Ratings:
+    everyone = {(t.rater, t.gender) for t in tasks}
     raters = sorted({(t.rater, t.gender) for t in tasks if t.scale == scale and t.bench == bench},
                     key=lambda rg: (rg[1] != "Female", int(rg[0].rsplit("_", 1)[1])))
+    if len(raters) != len(everyone):
+        lacking = sorted(r for r, _ in everyone - set(raters))
+        raise RatingsError(f"{bench} {scale}: no file from {', '.join(lacking)} (the design is fully crossed, seed 001 "
+                           "section 4.2: every annotator rates every benchmark on every scale)")
     ids = list(rated)
     values = np.array([[rated[i].get((r, scale), math.nan) for r, _ in raters] for i in ids])
     if np.isnan(values).any():

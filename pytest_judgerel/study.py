@@ -27,9 +27,11 @@ For any judge models and any human-rated data sets it computes (section numbers 
 Every comparison is made on scores mapped linearly to [0, 1], each side by its own scale
 (section 4.3 does this across scales; within one scale it changes no ICC and turns MAE into
 nMAE).  A missing judge score (an unparseable reply, an empty cell of a data release) drops
-that item from the rows that need that score and from nothing else: a model's own
-agreement rows keep its other items, the panel rows (which need every judge) lose that item,
-and :attr:`StudyResult.dropped` says which.  ``run_study`` does the LLM calls through
+that item on that scale from the rows that need it and from nothing else: by default
+(:data:`MISSING_POLICIES`) from every judge's agreement rows on that scale, so the judges of
+a scale are compared on the same items, and from that judge's inter-scale consistency; it
+stays in the human panels, the other scales and the other judges' consistency, and
+:attr:`StudyResult.dropped` says where it was left out.  ``run_study`` does the LLM calls through
 :class:`~pytest_judgerel.judge.Judge` (cached, concurrent) at temperature 1 by default, as
 the paper does (section 4.3); ``analyse`` takes ratings you already have, so the statistics
 run without any model (:mod:`pytest_judgerel.seed001_release` loads the paper's own).
@@ -57,7 +59,8 @@ item leaves every judge's agreement rows on that scale, so the judges of a scale
 on the same items (seed 001 does this: its Table 4b on 0-100 reproduces from the release only
 without MT-Bench item 110, which one judge did not score).  ``"row"``: only the rows that use
 the missing score lose it.  Either way the item stays in the human panels, in the other
-scales and in the judges' own inter-scale consistency, and :attr:`StudyResult.dropped` says so."""
+scales and in the other judges' inter-scale consistency (the judge that lacks the score loses
+it there), and :attr:`StudyResult.dropped` says so."""
 
 ILLUSION_THRESHOLD = 0.75
 """Default threshold of the illusion checks: Koo & Li's "good" lower bound.  The paper
@@ -152,7 +155,8 @@ class StudyResult:
     def agreement_for(self, model: str, scale: str | None = None, benchmark: str | None = None,
                       subgroup: str | None = None, temperature: float | None = None) -> AgreementRow:
         """The row of ``model`` (or :data:`PANEL_MEAN`); ``benchmark=None`` is the pooled row;
-        ``temperature`` picks a row of the temperature ablation."""
+        ``temperature`` picks a row of the temperature ablation (the main run's rows have
+        ``temperature=None``, whatever temperature it sampled at)."""
         rows = self.agreement if temperature is None else self.temperature_agreement
         for row in rows:
             if (row.model, row.scale, row.benchmark, row.subgroup, row.temperature) == (
@@ -279,7 +283,8 @@ class _Humans:
     """The human side: ``{benchmark: Ratings}`` (one panel for every scale) or
     ``{(benchmark, scale): Ratings}`` (a panel per scale, as in seed 001 section 4.2)."""
 
-    def __init__(self, human: Mapping[Any, Ratings]):
+    def __init__(self, human: Mapping[Any, Ratings], dropped: list[str]):
+        self.dropped = dropped
         self.per_scale = bool(human) and all(isinstance(k, tuple) for k in human)
         if not self.per_scale and any(isinstance(k, tuple) for k in human):
             raise ConfigError("human ratings are keyed either by benchmark or by (benchmark, scale), not both")
@@ -303,11 +308,15 @@ class _Humans:
                 if label not in h.rater_groups.get(name, ()):
                     return None
                 h = h.select_raters(**{name: label})
-                keep = ~np.isnan(h.values).all(axis=1)
-                if keep.sum() < 2:
-                    self._means[key] = {}
-                    return self._means[key]
-                h = h.select_items(keep)
+            keep = ~np.isnan(h.values).all(axis=1)
+            if keep.sum() < 2:
+                self._means[key] = {}
+                return self._means[key]
+            if not keep.all() and subgroup is None:
+                lost = [i for i, k in zip(h.item_ids, keep) if not k]
+                self.dropped.append(f"human {bench}{' ' + scale if self.per_scale and scale else ''}: {len(lost)} "
+                                    f"item(s) without any human rating ({_shown(lost)}): no agreement row uses them")
+            h = h.select_items(keep) if not keep.all() else h
             self._means[key] = dict(zip(h.item_ids, _unit(h)))
         return self._means[key]
 
@@ -324,7 +333,8 @@ class _Humans:
 def _stack_panels(panels: Sequence[Ratings]) -> Ratings | None:
     """Benchmarks' panels stacked into one pooled panel (the same raters, every item rated)."""
     raters = panels[0].rater_ids
-    if any(set(p.rater_ids) != set(raters) or np.isnan(p.values).any() for p in panels):
+    if any(set(p.rater_ids) != set(raters) or np.isnan(p.values).any() or p.scale != panels[0].scale
+           for p in panels):
         return None
     parts = [p.select_raters(list(raters)) for p in panels]
     return Ratings.from_array(np.vstack([p.values for p in parts]),
@@ -348,7 +358,7 @@ def _human_panels(res: StudyResult, humans: _Humans, subgroup: str | None) -> No
         pooled = _stack_panels(list(panels.values())) if len(panels) > 1 else None
         if len(panels) > 1 and pooled is None:
             res.skipped.append(f"pooled human panel{' ' + scale if scale else ''}: the benchmarks' panels do not "
-                               "share one set of raters who rated every item")
+                               "share one set of raters who rated every item on one scale")
         groups = {None: pooled, **{b: p for b, p in panels.items()}} if pooled is not None else dict(panels)
         for sub in humans.subgroups(subgroup):
             name, label = sub.split("=", 1)
@@ -383,6 +393,10 @@ def _add_agreement(res: StudyResult, humans: _Humans, model: str, scale: str,
         for bench, (ids, ju) in units.items():
             hm = humans.means(bench, scale, sub)
             if hm is None:
+                if main and (sub is None or humans.get(bench, scale) is not None):
+                    what = "no human panel" if sub is None else f"no rater of {sub}"
+                    res.skipped.append(f"{model} {scale} {bench}: {what} for this benchmark"
+                                       f"{' on ' + scale if humans.per_scale else ''}; no agreement row")
                 continue
             keep = [n for n, i in enumerate(ids) if i in hm and not np.isnan(ju[n])]
             if len(keep) < 2:
@@ -440,6 +454,7 @@ def _drop_incomplete(res: StudyResult, humans: _Humans, units, models: list[str]
             for m in have:
                 ids, unit = units[(m, scale, bench)]
                 lacking.update(dict.fromkeys(i for i, v in zip(ids, unit) if np.isnan(v) and i in rated))
+                lacking.update(dict.fromkeys(i for i in rated if i not in set(ids)))
             if not lacking or len(have) < 2:
                 continue
             res.dropped.append(f"{scale} {bench}{label}: {len(lacking)} item(s) lack some judge's score "
@@ -462,8 +477,13 @@ def _llm_panel(res: StudyResult, humans: _Humans, units, models: list[str], scal
         have = [m for m in models if (m, scale, bench) in units]
         if len(have) < 2:
             continue
-        ids = [i for i in units[(have[0], scale, bench)][0]
-               if all(i in set(units[(m, scale, bench)][0]) for m in have)]
+        every = [set(units[(m, scale, bench)][0]) for m in have]
+        ids = [i for i in dict.fromkeys(i for m in have for i in units[(m, scale, bench)][0])
+               if all(i in e for e in every)]
+        absent = [i for i in dict.fromkeys(i for m in have for i in units[(m, scale, bench)][0]) if i not in set(ids)]
+        if absent:
+            res.dropped.append(f"LLM panel {bench} {scale}: {len(absent)} item(s) not in every judge's ratings "
+                               f"({_shown(absent)}): left out of the panel's reliability and panel-mean rows")
         cols = []
         for m in have:
             pos = {i: n for n, i in enumerate(units[(m, scale, bench)][0])}
@@ -514,11 +534,11 @@ def _consistency(res: StudyResult, judged: Mapping[tuple[str, str, str], Ratings
             by_scale = {s: judged[(model, s, bench)] for s in scales if (model, s, bench) in judged}
             if len(by_scale) < 2:
                 continue
-            first = next(iter(by_scale.values()))
-            scored = [i for n, i in enumerate(first.item_ids)
-                      if all(i in set(r.item_ids) and not np.isnan(r.values[r.item_ids.index(i)]).all()
-                             for r in by_scale.values())]
-            lost = [i for i in first.item_ids if i not in set(scored)]
+            every = list(dict.fromkeys(i for r in by_scale.values() for i in r.item_ids))
+            scored_on = [{i for i, row in zip(r.item_ids, r.values) if not np.isnan(row).all()}
+                         for r in by_scale.values()]
+            scored = [i for i in every if all(i in s for s in scored_on)]
+            lost = [i for i in every if i not in set(scored)]
             try:
                 if lost:
                     res.dropped.append(f"consistency {model} {bench}: {len(lost)} item(s) lack a score on some scale "
@@ -553,8 +573,10 @@ def analyse(
     reliability illusion) are added.  ``missing`` (see :data:`MISSING_POLICIES`) says which
     agreement rows lose an item that one judge did not score.
     """
+    if missing not in MISSING_POLICIES:
+        raise ConfigError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
     res = StudyResult()
-    humans = _Humans(human)
+    humans = _Humans(human, res.dropped)
     _human_panels(res, humans, subgroup)
     models = list(dict.fromkeys(m for m, _, _ in judged))
     if PANEL_MEAN in models:
@@ -562,8 +584,8 @@ def analyse(
     scales = list(dict.fromkeys(s for _, s, _ in judged))
     benches = [b for b in humans.benchmarks if any(b == jb for _, _, jb in judged)]
     subgroups = humans.subgroups(subgroup)
-    if missing not in MISSING_POLICIES:
-        raise ConfigError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    if subgroup and not subgroups:
+        res.skipped.append(f"subgroup {subgroup!r}: no human rater group of that name")
     units = _judge_units(res, judged)
     if missing == "scale":
         units = _drop_incomplete(res, humans, units, models, "")
@@ -577,7 +599,7 @@ def analyse(
             _llm_panel(res, humans, units, models, scale, benches, subgroups, illusion_threshold)
     if len(scales) > 1:
         _consistency(res, judged, models, scales, benches)
-    for t, judged_t in (temperatures or {}).items():  # Table 6
+    for t, judged_t in ((float(t), j) for t, j in (temperatures or {}).items()):  # Table 6
         units_t = _judge_units(res, judged_t, f" at T={t:g}")
         if missing == "scale":
             units_t = _drop_incomplete(res, humans, units_t, list(dict.fromkeys(m for m, _, _ in judged_t)), f" at T={t:g}")

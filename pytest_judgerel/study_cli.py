@@ -16,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="a checkout of github.com/Harvard-AI-and-Robotics-Lab/LLM-Judge (its root or data/)")
     rep.add_argument("--json", default=None, metavar="PATH", help="write every cell as JSON")
     rep.add_argument("--html", default=None, metavar="PATH", help="write the tables and a paper-vs-ours plot")
-    rep.add_argument("--summeval-reading", default="first", metavar="READING",
+    from .seed001_release import SUMMEVAL_READINGS
+
+    rep.add_argument("--summeval-reading", default="first", choices=SUMMEVAL_READINGS,
                      help="how a SummEval annotation becomes one score: first (default, reproduces the paper), "
                           "overall, mean, relevance, coherence, fluency or consistency")
     rep.add_argument("--notes", action="store_true", help="also print the release's quirks and how they were handled")

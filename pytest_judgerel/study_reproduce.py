@@ -135,6 +135,7 @@ def _cells(result: Any) -> list[Cell]:
             return None
         return None if v is None else float(v)
 
+    # Delta is the difference of the two printed (three-decimal) values, as the paper's column is
     def human(bench, scale):
         return result.human_panels[(bench, scale)].average.value
 
@@ -175,7 +176,7 @@ def _cells(result: Any) -> list[Cell]:
         scale = tabs[name]["scale"]
         getters[name] = (lambda s: lambda row, col: {
             "ICC_Human": lambda: human(row, s), "ICC_LLM": lambda: llm(row, s),
-            "Delta": lambda: human(row, s) - llm(row, s)}[col])(scale)
+            "Delta": lambda: round(human(row, s), 3) - round(llm(row, s), 3)}[col])(scale)
 
     def table1(row: str, col: str) -> Callable[[], Any]:
         bench, comparison = row.split(" / ")

@@ -26,15 +26,17 @@ def _hi(scale: str) -> float:
     return float(scale.split("-")[1])
 
 
-# one missing score per judge and per scale, each on an item humans rated
+# one missing score per judge and per scale, each on an item humans rated, plus one on a row humans
+# did not rate (MoralChoice's second action, as GPT's G_002 in the real release)
 MISSING = tuple((BENCHES[(m + 2 * s) % len(BENCHES)], model, scale, (m + s) % 6)
                 for m, model in enumerate(MODELS) for s, scale in enumerate(SCALES))
+UNRATED_MISSING = ("MoralChoice", "GPT", "0-100", 8)
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("llm-judge")
-    return write_release(root, missing=MISSING)
+    return write_release(root, missing=MISSING + (UNRATED_MISSING,))
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +87,8 @@ def test_every_quirk_met_is_reported(loaded):
                      "human item text differs from the CSV", "item text differs between annotators' files",
                      "data.id is not an item id", "missing judge score"}
     missing = [n for n in loaded.notes if n.kind == "missing judge score"]
-    assert len(missing) == len(MISSING)
-    assert {(n.benchmark, n.scale) for n in missing} == {(b, s) for b, _, s, _ in MISSING}
+    assert sum(len(n.items) for n in missing) == len(MISSING) + 1
+    assert {(n.benchmark, n.scale) for n in missing} == {(b, s) for b, _, s, _ in MISSING + (UNRATED_MISSING,)}
     drafts = next(n for n in loaded.notes if n.kind == "left-over drafts")
     assert drafts.items == ("Male_Subject_2 MoralChoice 0-5 item 2",)
     assert "Female_Subject_2 0-5 item 1: coherence first" in next(
@@ -140,6 +142,15 @@ def test_bad_layouts_raise_errors_that_name_the_cause(tmp_path):
     (folder / "Male_Subject_1_STS-B_results_0_5.json").rename(folder / "Male_Subject_2_STS-B_results_0_5.json")
     with pytest.raises(RatingsError, match="does not match its folder Male_Subject_1_0_5"):
         load_seed001_release(w.root)
+    w = write_release(tmp_path / "e")
+    (w.root / "data" / "human" / "Male_Subject_1_0_10" / "Male_Subject_1_ToxiGen_results_0_10.json").unlink()
+    with pytest.raises(RatingsError, match="ToxiGen 0-10: no file from Male_Subject_1"):
+        load_seed001_release(w.root)
+    w = write_release(tmp_path / "f")
+    _edit(w.root / "data" / "llm" / "TruthfulQA_25_samples_comparison.csv", ",Misc,", ",Misc,9")
+    with pytest.raises(RatingsError, match=r"TruthfulQA_25_samples_comparison.csv row 1 column llama33_score_0_5: "
+                                           r"score 9\d.* outside 0-5"):
+        load_seed001_release(w.root)
     w = write_release(tmp_path / "d")
     _edit(w.root / "data" / "llm" / "TruthfulQA_25_samples_comparison.csv", ",Misc,", ",Misc,x")
     with pytest.raises(RatingsError, match="is not a number"):
@@ -161,7 +172,7 @@ def test_analyse_with_one_missing_score_per_judge_and_scale(release, loaded):
         pooled_x, pooled_h, pooled_p = [], [], []
         for bench in BENCHES:
             x = release.llm[(bench, scale)] / _hi(scale)
-            complete = ~np.isnan(x).any(axis=1)  # every judge row, rated or not (MoralChoice: 12)
+            complete = ~np.isnan(x).any(axis=1)  # every judge row, rated or not (MoralChoice: 12, one blank)
             assert res.llm_panels[(bench, scale)].average.value == pytest.approx(_icc(x[complete])[1], rel=1e-10)
             pooled_x.append(x[complete])
             keep = [r for r in range(6) if r not in lacking[(bench, scale)]]
@@ -177,12 +188,31 @@ def test_analyse_with_one_missing_score_per_judge_and_scale(release, loaded):
         assert res.llm_panels[(None, scale)].average.value == pytest.approx(_icc(np.vstack(pooled_x))[1], rel=1e-10)
         h, p = np.concatenate(pooled_h), np.concatenate(pooled_p)
         assert res.agreement_for(PANEL_MEAN, scale).icc == pytest.approx(_icc(np.column_stack([h, p]))[0], rel=1e-10)
+        # each judge pooled over benchmarks (Table 4b) and each gender's mean vs the panel mean (Table 5)
+        for model in ("GPT", "Mistral"):
+            hs, js = [], []
+            for bench in BENCHES:
+                keep = [r for r in range(6) if r not in lacking[(bench, scale)]]
+                hs.append(_human_first(release, bench, scale).mean(axis=1)[keep] / _hi(scale))
+                js.append(release.llm[(bench, scale)][keep, MODELS.index(model)] / _hi(scale))
+            hm, jm = np.concatenate(hs), np.concatenate(js)
+            row = res.agreement_for(model, scale)
+            assert row.icc == pytest.approx(_icc(np.column_stack([hm, jm]))[0], rel=1e-10)
+            assert row.nmae == pytest.approx(np.abs(hm - jm).mean(), rel=1e-12)
+        males = np.concatenate([_human_first(release, b, scale)[:, 2:].mean(axis=1)[
+            [r for r in range(6) if r not in lacking[(b, scale)]]] / _hi(scale) for b in BENCHES])
+        male = res.agreement_for(PANEL_MEAN, scale, None, "gender=Male")
+        assert male.icc == pytest.approx(_icc(np.column_stack([males, p]))[0], rel=1e-10)
+        assert male.nmae == pytest.approx(np.abs(males - p).mean(), rel=1e-12)
     # every missing score is reported, and where it was left out
     for bench, model, scale, r in MISSING:
         rid = release.llm_ids[bench][r]
         assert any(d.startswith(f"{model} {scale} {bench}: 1 item(s) without a score ({rid}") for d in res.dropped)
         assert any(d.startswith(f"consistency {model} {bench}:") and rid in d for d in res.dropped)
     assert not res.skipped
+    unrated = release.llm_ids["MoralChoice"][UNRATED_MISSING[3]]  # left out of the LLM panel only
+    assert any(d.startswith("LLM panel MoralChoice 0-100:") and unrated in d for d in res.dropped)
+    assert not any(d.startswith("0-100 MoralChoice:") and unrated in d for d in res.dropped)
     # missing="row": a judge keeps the items it scored
     by_row = analyse(loaded.human_by_scale(), loaded.judged(), missing="row")
     for bench, model, scale, _ in MISSING:
@@ -245,6 +275,25 @@ def test_reproduce_command_fills_every_cell(release, tmp_path, capsys):
     assert html.count("<svg") == 2 and "Table 4a" in html and "data.id is not an item id" in html
     rep = reproduce(release.root)
     assert rep.count() == (sum(c["reproduces"] for c in cells), 348)
+    by_key = {(c["table"], c["row"], c["column"]): c["ours"] for c in cells}
+    res = rep.result  # each table's cell is the statistic it names
+    assert by_key[("2", "0-10", "ICC_Human")] == res.human_panel(None, "0-10").average.value
+    assert by_key[("2", "0-5", "ICC_LLM")] == res.llm_panels[(None, "0-5")].average.value
+    assert by_key[("2", "0-100", "nMAE")] == res.agreement_for(PANEL_MEAN, "0-100").nmae
+    assert by_key[("14", "SummEval", "ICC_LLM")] == res.llm_panels[("SummEval", "0-10")].average.value
+    assert by_key[("15", "ToxiGen", "Delta")] == pytest.approx(
+        round(res.human_panel("ToxiGen", "0-100").average.value, 3)
+        - round(res.llm_panels[("ToxiGen", "0-100")].average.value, 3))
+    assert by_key[("4a", "MT-Bench / 0-10", "nMAE")] == res.agreement_for(PANEL_MEAN, "0-10", "MT-Bench").nmae
+    assert by_key[("4b", "Qwen / 0-5", "ICC")] == res.agreement_for("Qwen", "0-5").icc
+    assert by_key[("5", "0-5", "ICC_Female-LLM")] == res.agreement_for(PANEL_MEAN, "0-5", None, "gender=Female").icc
+    assert by_key[("5", "0-10", "ICC_Male")] == res.subgroup_panels[(None, "0-10", "gender=Male")].average.value
+    assert by_key[("6", "Gemini / 0-100", "T=0.4")] == res.agreement_for("Gemini", "0-100", temperature=0.4).icc
+    assert by_key[("6", "Llama / 0-5", "T=1")] == res.agreement_for("Llama", "0-5").icc
+    assert by_key[("1", "SummEval / 0-5 vs 0-100", "DeepSeek")] == res.consistency[("DeepSeek", "SummEval")].pairwise[
+        ("0-5", "0-100")].value
+    assert by_key[("1", "STS-B / 0-5, 0-10, 0-100", "Avg.")] == pytest.approx(
+        np.mean([res.consistency[(m, "STS-B")].joint.value for m in MODELS]))
 
 
 def test_a_missing_release_is_an_error_of_the_command(tmp_path, capsys):

@@ -37,7 +37,8 @@ The difference of two systems (:func:`ppi_mean_difference`) applies the same est
 rectifier is the per-item difference ``(Y_a - lambda_a f_a) - (Y_b - lambda_b f_b)``, so the
 covariance of the two systems on the shared items enters the variance; likewise for shared
 unlabelled items.  (lambda_a, lambda_b) minimise the variance jointly (the two-parameter form
-of PPI++ eq. 6: solve ``A lambda = b`` for the quadratic ``lambda' A lambda - 2 b' lambda``).
+of PPI++ eq. 6: solve ``A lambda = b`` for the quadratic ``lambda' A lambda - 2 b' lambda``; the
+minimum-norm solution when A is singular).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ import numpy as np
 from ..errors import ReliabilityError
 
 __all__ = ["HumanMean", "PPIMean", "PPIDifference", "ppi_mean", "ppi_mean_by", "ppi_mean_difference",
-           "MIN_LABELED", "MIN_UNLABELED"]
+           "ppi_mean_resamples", "MIN_LABELED", "MIN_UNLABELED"]
 
 MIN_LABELED = 3
 """Fewest human labels: the variance of the rectifier and lambda-hat need a few degrees of freedom."""
@@ -484,9 +485,41 @@ def _tune_pair(fa: np.ndarray, ya: np.ndarray, fua: np.ndarray, fb: np.ndarray, 
         A += np.array([[va, -c_ab], [-c_ab, vb]]) / Na
     else:
         A += np.diag([va / Na, vb / Nb])
-    try:
-        sol = np.linalg.solve(A, bvec)
-    except np.linalg.LinAlgError:
-        raise ReliabilityError("the two judges' scores are perfectly correlated on the shared items: the tuning "
-                               "weights are not identified; pass lam=(l, l) with a fixed weight") from None
+    # A is singular when the judge scores both systems alike on every shared item (f_a = f_b + c):
+    # then only lambda_a - lambda_b matters and the minimum-norm solution is one of the optima
+    sol = np.linalg.pinv(A) @ bvec
     return float(sol[0]), float(sol[1])
+
+
+# ---------------------------------------------------------------------- resamples
+def ppi_mean_resamples(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, *, n_boot: int = 1000,
+                       seed: int | None = 0, confidence: float = 0.95, tuned: bool = True,
+                       lam: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`ppi_mean` on ``n_boot`` bootstrap resamples (labelled and unlabelled items resampled
+    separately, with replacement), vectorised: ``(values, ci_lows, ci_highs)``, NaN where a
+    resample has no defined estimate (a constant judge when tuning, zero variance).  For the
+    verdict stability (``p_pass``) of a gate on the estimate."""
+    conf = _confidence(confidence)
+    fixed = _lam_arg(lam)
+    f, y, fu = _inputs(judge_labeled, human_labeled, judge_unlabeled)
+    n, N = y.size, fu.size
+    rng = np.random.default_rng(seed)
+    il = rng.integers(0, n, size=(n_boot, n))
+    iu = rng.integers(0, N, size=(n_boot, N))
+    fl, yl, fuu = f[il], y[il], fu[iu]
+    with np.errstate(all="ignore"):
+        if fixed is not None:
+            lam_b = np.full(n_boot, fixed)
+        elif tuned:
+            var_f = np.concatenate([fl, fuu], axis=1).var(axis=1, ddof=1)
+            cov = ((yl - yl.mean(axis=1, keepdims=True)) * (fl - fl.mean(axis=1, keepdims=True))).sum(axis=1) / (n - 1)
+            lam_b = np.where(var_f > 0, cov / ((1 + n / N) * var_f), np.nan)
+        else:
+            lam_b = np.ones(n_boot)
+        resid = yl - lam_b[:, None] * fl
+        values = resid.mean(axis=1) + lam_b * fuu.mean(axis=1)
+        var = resid.var(axis=1, ddof=1) / n + lam_b ** 2 * fuu.var(axis=1, ddof=1) / N
+        half = _t(conf, n - 1) * np.sqrt(var)
+        bad = ~(var > 0) | ~np.isfinite(values)
+    values = np.where(bad, np.nan, values)
+    return values, np.where(bad, np.nan, values - half), np.where(bad, np.nan, values + half)

@@ -139,3 +139,22 @@ def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
                 points.append(MetricPoint(f"{nm} / {gname}", "nMAE", _num(g.get("nmae")), "max", None,
                                           g.get("n"), fp, judge, None, None, "group"))
     return points
+
+
+def panel_warnings(report: Mapping[str, Any]) -> list[str]:
+    """One line per ``judge_panel`` record whose panel is worth fewer than half its members
+    (effective number of independent judges < k / 2; :mod:`pytest_judgerel.stats.effective`)."""
+    out = []
+    for t in report.get("tests") or []:
+        for rec in t.get("records") or []:
+            if rec.get("kind") != "judge_panel":
+                continue
+            eff, k, r = _num(rec.get("effective_judges")), rec.get("k"), _num(rec.get("mean_error_correlation"))
+            if eff is None or not isinstance(k, int) or isinstance(k, bool) or not eff < k / 2:
+                continue
+            against = "human gold" if rec.get("reference") == "human" else "the rest of the panel"
+            models = ", ".join(str(m) for m in rec.get("models") or [])
+            out.append(f"{t.get('nodeid')}: the panel of {k} judges ({models}) is worth {eff:.1f} independent "
+                       f"judges (mean error correlation {r if r is not None else float('nan'):.2f} against "
+                       f"{against}): fewer than half its members")
+    return out

@@ -125,7 +125,7 @@ def test_constant_judge_cannot_be_tuned():
 
 
 def test_constant_human_labels_give_no_interval():
-    with pytest.raises(ReliabilityError, match="zero width.*every human label is 4"):
+    with pytest.raises(ReliabilityError, match=r"zero width \(every human label is 4\)"):
         ppi_mean([1, 2, 3, 4], [4, 4, 4, 4], [1, 5, 2])
 
 
@@ -259,3 +259,26 @@ def test_shift_and_scale_of_the_judge_do_not_move_the_tuned_estimate(seed, shift
     assert moved.value == pytest.approx(base.value, rel=1e-9, abs=1e-9)
     assert moved.se == pytest.approx(base.se, rel=1e-9)
     assert moved.lam == pytest.approx(base.lam / scale, rel=1e-9)
+
+
+# ---------------------------------------------------------------------- resamples (p_pass)
+@pytest.mark.parametrize("kw", [{}, {"tuned": False}, {"lam": 0.3}])
+def test_vectorised_resamples_equal_ppi_mean_on_each_resample(kw):
+    from pytest_judgerel.stats.ppi import ppi_mean_resamples
+
+    a, _ = _two_systems(7, n=30, N=80)
+    values, lows, highs = ppi_mean_resamples(*a, n_boot=5, seed=11, **kw)
+    rng = np.random.default_rng(11)  # the same draws: labelled indices first, then unlabelled
+    il, iu = rng.integers(0, 30, size=(5, 30)), rng.integers(0, 80, size=(5, 80))
+    for b in range(5):
+        one = ppi_mean(a[0][il[b]], a[1][il[b]], a[2][iu[b]], **kw)
+        assert (values[b], lows[b], highs[b]) == pytest.approx((one.value, one.ci_low, one.ci_high), rel=1e-10)
+
+
+def test_resamples_mark_undefined_ones():
+    from pytest_judgerel.stats.ppi import ppi_mean_resamples
+
+    # a judge that is constant except on one labelled item: some resamples leave it constant
+    values, lows, _ = ppi_mean_resamples([0, 0, 0, 1], [1, 2, 3, 4], [0, 0, 0], n_boot=200, seed=0)
+    assert np.isnan(values).any() and np.isfinite(values).any()
+    assert np.array_equal(np.isnan(values), np.isnan(lows))

@@ -315,11 +315,10 @@ def _estimate(f: np.ndarray, y: np.ndarray, fu: np.ndarray, conf: float, tuned: 
     se = math.sqrt(max(var, 0.0))
     classical = _classical(y, conf)
     if not se > 1e-12 * max(1.0, abs(value)):
-        raise ReliabilityError(
-            "the interval has zero width: the human labels (and the judge's weighted scores) do not vary "
-            f"(every human label is {y[0]:g})" if np.ptp(y) == 0 else
-            "the interval has zero width: the labelled residuals Y - lambda f and the judge's unlabelled scores "
-            "do not vary; label more items")
+        why = (f"every human label is {y[0]:g}" if np.ptp(y) == 0 else
+               "the labelled residuals Y - lambda f and the judge's unlabelled scores do not vary")
+        raise ReliabilityError(f"the interval has zero width ({why}): no honest interval can be given from "
+                               f"{n} labels; label more items")
     half = _t(conf, n - 1) * se
     var_y = float(y.var(ddof=1))
     return PPIMean(value, value - half, value + half, se, conf, float(lam), is_tuned, n, N,

@@ -40,35 +40,31 @@ _ANY = (float("-inf"), float("inf"))
 
 
 def _per_item(data: Any) -> Any:
-    """Item means of a Ratings-like (items x columns) input; anything else unchanged."""
+    """Item means of a Ratings-like or 2-D (items x columns) input; anything else unchanged."""
     if hasattr(data, "to_matrix"):
-        m = np.asarray(data.to_matrix(), dtype=float)
-        if m.ndim == 2:
-            with np.errstate(all="ignore"):
-                counts = (~np.isnan(m)).sum(axis=1)
-                return np.where(counts > 0, np.nansum(m, axis=1) / np.maximum(counts, 1), np.nan)
-        return m
-    if isinstance(data, np.ndarray) and data.ndim == 2:
-        with np.errstate(all="ignore"):
-            return np.nanmean(data, axis=1)
+        data = np.asarray(data.to_matrix(), dtype=float)
+    if isinstance(data, np.ndarray) and data.ndim == 2 and data.dtype.kind in "iuf":
+        m = data.astype(float)
+        counts = (~np.isnan(m)).sum(axis=1)
+        return np.where(counts > 0, np.nansum(m, axis=1) / np.maximum(counts, 1), np.nan)
     return data
 
 
-def _drop_unparsed(f: Any, y: Any, fu: Any) -> tuple[Any, Any, Any, int]:
-    """Drop items whose judge score is missing because an (allowed) reply could not be parsed."""
+def _drop_unparsed(f: Any, y: Any, fu: Any, labeled_failures: bool, unlabeled_failures: bool
+                   ) -> tuple[Any, Any, Any, int]:
+    """Drop the items whose judge score is missing because a reply could not be parsed (only
+    inputs that carry allowed parse failures; any other missing value is an error downstream)."""
     omitted = 0
-    if hasattr(f, "__len__") and not isinstance(f, (str, bytes)):
+    if labeled_failures:
         fa = np.asarray(f, dtype=float)
         keep = ~np.isnan(fa)
-        if not keep.all():
-            ya = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
-            if len(ya) == len(fa):
-                f, y, omitted = fa[keep], ya[keep], omitted + int((~keep).sum())
-    if hasattr(fu, "__len__") and not isinstance(fu, (str, bytes)):
+        ya = y if isinstance(y, np.ndarray) else np.asarray(y, dtype=object)
+        if not keep.all() and len(ya) == len(fa):
+            f, y, omitted = fa[keep], ya[keep], int((~keep).sum())
+    if unlabeled_failures:
         fua = np.asarray(fu, dtype=float)
         keep = ~np.isnan(fua)
-        if not keep.all():
-            fu, omitted = fua[keep], omitted + int((~keep).sum())
+        fu, omitted = fua[keep], omitted + int((~keep).sum())
     return f, y, fu, omitted
 
 
@@ -141,7 +137,8 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         if failures:
             return _parse_gate(source, failures, "human_mean", statistic, min_mean, label)
         f, y, fu, n_omitted = _drop_unparsed(_per_item(judge_labeled), _per_item(human_labeled),
-                                             _per_item(judge_unlabeled))
+                                             _per_item(judge_unlabeled), bool(_failures_of(judge_labeled)),
+                                             bool(_failures_of(judge_unlabeled)))
         try:
             res = ppi_mean(f, y, fu, confidence=confidence, tuned=tuned, lam=lam)
         except ReliabilityError as exc:
@@ -207,14 +204,18 @@ def _system_arrays(system: Any, name: str) -> Any:
 
 def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: float, use: str = "estimate",
                                  paired: bool = True, paired_unlabeled: bool | None = None,
-                                 confidence: float = 0.95, tuned: bool = True, label: str | None = None) -> Any:
+                                 confidence: float = 0.95, tuned: bool = True, max_parse_failures: int | None = None,
+                                 label: str | None = None) -> Any:
     """Assert the human-scale mean of ``new`` minus that of ``old`` is at least ``min_difference``.
 
     Each system is ``(judge_labeled, human_labeled, judge_unlabeled)`` (or a mapping with those
     keys); or pass a :class:`~pytest_judgerel.stats.PPIDifference` as ``new`` alone.  For a prompt
     change, ``min_difference=-0.1, use="ci_low"`` asserts, with 95% confidence (one-sided 97.5%),
     that the new prompt loses at most 0.1 on the human scale (a non-inferiority gate); ``paired``
-    as for :func:`pytest_judgerel.stats.ppi_mean_difference`.  Returns the ``PPIDifference``.
+    as for :func:`pytest_judgerel.stats.ppi_mean_difference`.  Judge ``Ratings`` with more unparsed
+    replies than ``max_parse_failures`` fail the gate first; pairing needs every item, so an
+    allowed unparsed reply is an error naming it (drop the item from both systems).  Returns the
+    ``PPIDifference``.
     """
     from .stats.ppi import PPIDifference, ppi_mean_difference
 
@@ -229,7 +230,12 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
     else:
         if old is None:
             raise ValueError("assert_human_mean_difference needs the new and the old system (or a PPIDifference)")
-        source = _judge_inputs(*(tuple(new.values()) if isinstance(new, dict) else tuple(new)))
+        parts = [p for system in (new, old) for p in (system.values() if isinstance(system, dict) else system)]
+        source = _judge_inputs(*parts)
+        unparsed = SimpleNamespace(parse_failures=[x for p in parts for x in _failures_of(p)])
+        failures = _parse_failure_lines(unparsed, max_parse_failures)
+        if failures:
+            return _parse_gate(source, failures, "human_mean_difference", statistic, min_difference, label)
         try:
             res = ppi_mean_difference(_system_arrays(new, "new"), _system_arrays(old, "old"), paired=paired,
                                       paired_unlabeled=paired_unlabeled, confidence=confidence, tuned=tuned)

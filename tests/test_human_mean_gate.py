@@ -194,3 +194,35 @@ def test_recorded_in_every_report_output(pytester):
     statuses = {e["metric"]: e["status"] for e in report["gate"]["baseline"]["entries"]}
     assert statuses["human-scale mean (PPI++) [system]"] == "regression"
     out.stdout.fnmatch_lines(["*lower CI bound*is below min_mean 2.8*"])
+
+
+def test_missing_values_are_errors_unless_they_are_allowed_parse_failures():
+    f, y, fu = _data()
+    f = f.copy()
+    f[3] = np.nan
+    with pytest.raises(ReliabilityError, match="judge_labeled has 1 missing .* index 3"):
+        assert_human_mean_above(f, y, fu, min_mean=1.0)
+    y = y.copy()
+    y[5] = np.nan
+    with pytest.raises(ReliabilityError, match="human_labeled has 1 missing"):
+        assert_human_mean_above(_judge_ratings(_data()[0], failures=1), y, fu, min_mean=1.0, max_parse_failures=1)
+
+
+def test_items_by_columns_are_averaged():
+    f, y, fu = _data()
+    humans = np.column_stack([y - 0.5, y + 0.5, np.full(y.size, np.nan)])  # two raters and an empty column
+    judge = np.column_stack([f, f])                                         # two repeats
+    with recording():
+        res = assert_human_mean_above(judge, humans, fu, min_mean=1.0)
+    assert res == ppi_mean(f, y, fu)
+
+
+def test_difference_gate_fails_first_on_unparsed_replies(_private_metric_sink):
+    f, y, fu = _data()
+    with pytest.raises(JudgeReliabilityFailure, match="1 judge reply could not be parsed"):
+        assert_human_mean_difference((_judge_ratings(f, failures=1), y, fu), (f, y, fu), min_difference=-1.0)
+    rec = _last(_private_metric_sink, "human_mean_difference")
+    assert rec["value"] is None and rec["passed"] is False and rec["judge"]["model"] == "scripted/judge"
+    with pytest.raises(ReliabilityError, match="judge_labeled has 1 missing"):
+        assert_human_mean_difference((_judge_ratings(f, failures=1), y, fu), (f, y, fu), min_difference=-1.0,
+                                     max_parse_failures=1)

@@ -16,8 +16,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-#: Record kinds that describe judge runs, not metrics (they carry parse failures).
-NON_METRIC_KINDS = frozenset({"judge_run"})
+#: Record kinds that describe judge runs, not metrics (``judge_run`` carries parse failures,
+#: ``judge_panel`` the effective number of independent judges of a panel).
+NON_METRIC_KINDS = frozenset({"judge_run", "judge_panel"})
 
 #: Judge-provenance fields that identify a judge for baselines (when present).
 FINGERPRINT_FIELDS = ("model", "template", "template_hash", "system_hash", "scale", "axis", "axes",

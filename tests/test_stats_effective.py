@@ -140,3 +140,24 @@ def test_dict_and_str():
     d = res.to_dict()
     assert d["effective_judges"] == res.value and d["mean_error_correlation"] == res.mean_error_correlation
     assert "4 judges are worth" in str(res) and "human gold" in str(res)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.permutations(range(4)), st.lists(st.floats(0.2, 5), min_size=4, max_size=4),
+       st.lists(st.floats(-3, 3), min_size=4, max_size=4))
+def test_invariant_to_judge_order_and_to_each_judges_scale(seed, order, scales, shifts):
+    """Correlations ignore each judge's offset and scale of its errors and the order of the judges
+    (the gold is fixed, so a judge's scores are changed by shifting and scaling its error)."""
+    scores, t = _panel(0.3, k=4, n=60, seed=seed)
+    err = scores - t[:, None]
+    moved = t[:, None] + np.array(shifts) + err * np.array(scales)
+    base = effective_judges(scores, t)
+    other = effective_judges(moved[:, list(order)], t)
+    assert other.value == pytest.approx(base.value, rel=1e-9)
+    no_gold = effective_judges(scores[:, list(order)])
+    assert no_gold.value == pytest.approx(effective_judges(scores).value, rel=1e-9)
+    assert base.value >= 1 - 1e-9  # r <= 1: never fewer than one judge

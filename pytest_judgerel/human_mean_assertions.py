@@ -72,6 +72,15 @@ def _failures_of(data: Any) -> list[Any]:
     return list(getattr(data, "parse_failures", ()) or ())
 
 
+def _item_groups(data: Any, by: str, name: str) -> tuple[str, ...]:
+    groups = getattr(data, "item_groups", None)
+    if not groups or by not in groups:
+        have = sorted(groups) if groups else []
+        raise ValueError(f"by={by!r} needs {name} as judge Ratings whose items carry a {by!r} group "
+                         f"(it has {have or 'none'}); or pass groups=(labelled groups, unlabelled groups)")
+    return tuple(groups[by])
+
+
 def _judge_inputs(*sources: Any) -> Any:
     """The first judge input that carries provenance (a Ratings from a judge), for the record."""
     return next((s for s in sources if hasattr(s, "to_matrix")), None)
@@ -107,14 +116,17 @@ def _line(res: Any) -> str:
 def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge_unlabeled: Any = None, *,
                             min_mean: float, use: str = "estimate", confidence: float = 0.95, tuned: bool = True,
                             lam: float | None = None, groups: tuple[Sequence[Any], Sequence[Any]] | None = None,
-                            max_parse_failures: int | None = None, label: str | None = None) -> Any:
+                            by: str | None = None, max_parse_failures: int | None = None,
+                            label: str | None = None) -> Any:
     """Assert the human-scale mean of a system reaches ``min_mean`` (on the human scale).
 
     ``judge_labeled``/``human_labeled``: the judge's scores and the human labels of the labelled
     items (same order); ``judge_unlabeled``: the judge's scores on the other items; or pass a
     :class:`~pytest_judgerel.stats.PPIMean` as ``judge_labeled`` alone.  ``tuned``/``lam`` as for
     :func:`pytest_judgerel.stats.ppi_mean`.  ``groups=(labelled groups, unlabelled groups)``: every
-    group (benchmark, model...) must pass too.  Returns the :class:`~pytest_judgerel.stats.PPIMean`.
+    group (benchmark, model...) must pass too; ``by="benchmark"`` takes the groups from the item
+    groups of judge ``Ratings`` (items with a ``benchmark`` field).  Returns the
+    :class:`~pytest_judgerel.stats.PPIMean`.
     """
     from .stats.ppi import PPIMean, ppi_mean, ppi_mean_by
 
@@ -122,6 +134,11 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     _check_use(use, ("estimate", "ci_low"))
     statistic = "human-scale mean (PPI++)"
     source = _judge_inputs(judge_labeled, judge_unlabeled)
+    if by is not None:
+        if groups is not None:
+            raise ValueError("pass groups= or by=, not both")
+        groups = (_item_groups(judge_labeled, by, "judge_labeled"),
+                  _item_groups(judge_unlabeled, by, "judge_unlabeled"))
     if isinstance(judge_labeled, PPIMean):
         if human_labeled is not None or judge_unlabeled is not None or groups is not None:
             raise ValueError("pass either a PPIMean or judge_labeled/human_labeled/judge_unlabeled, not both")

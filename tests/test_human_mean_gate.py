@@ -226,3 +226,21 @@ def test_difference_gate_fails_first_on_unparsed_replies(_private_metric_sink):
     with pytest.raises(ReliabilityError, match="judge_labeled has 1 missing"):
         assert_human_mean_difference((_judge_ratings(f, failures=1), y, fu), (f, y, fu), min_difference=-1.0,
                                      max_parse_failures=1)
+
+
+def test_groups_from_the_items_of_judge_ratings(_private_metric_sink):
+    rng = np.random.default_rng(4)
+    n, N = 120, 900
+    bench = np.where(rng.random(n + N) < 0.5, "stsb", "summeval")
+    y = np.where(bench == "stsb", 3.5, 2.5) + rng.normal(0, 0.6, n + N)
+    f = y + 0.4 + rng.normal(0, 0.3, n + N)
+    judged = Ratings.from_array(f[:n, None], item_groups={"benchmark": list(bench[:n])})
+    rest = Ratings.from_array(f[n:, None], item_groups={"benchmark": list(bench[n:])})
+    with pytest.raises(JudgeReliabilityFailure, match="group summeval"):
+        assert_human_mean_above(judged, y[:n], rest, min_mean=2.8, by="benchmark")
+    rec = _last(_private_metric_sink, "human_mean")
+    assert set(rec["groups"]) == {"stsb", "summeval"} and rec["groups"]["stsb"]["passed"] is True
+    with pytest.raises(ValueError, match="by='model' needs judge_labeled as judge Ratings"):
+        assert_human_mean_above(judged, y[:n], rest, min_mean=2.8, by="model")
+    with pytest.raises(ValueError, match="not both"):
+        assert_human_mean_above(judged, y[:n], rest, min_mean=2.8, by="benchmark", groups=([], []))

@@ -17,7 +17,7 @@ replications and in at least 95% of them:
 
 Without gold (leave-one-out panel reference) an independent panel must also read 6 +/- 1; the
 line for rho = 0.5 without gold is printed for information only (a shared error is invisible
-without gold: the estimate is an upper bound).  Seeded; a few seconds on one core.
+without gold: the estimate overstates the panel's worth).  Seeded; a few seconds on one core.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         true = K / (1 + (K - 1) * rho)
         if target is None:
             print(f"info effective_judges_{name}: mean {v.mean():.2f} (true {true:.2f}); a shared error is "
-                  "invisible without gold, so this is an upper bound")
+                  "invisible without gold, so this overstates the panel's worth")
             continue
         inside = float(np.mean(np.abs(v - target) <= tol))
         ok = abs(v.mean() - target) <= tol and inside >= share

@@ -124,6 +124,6 @@ def test_a_panel_of_one_family_is_worth_fewer_judges(judge_panel):
     assert 1.2 < panel.value < 2.6, panel
     # against the human labels: a single human's noise is an error every judge seems to share,
     # so the number drops further (give several raters per item to have that noise removed);
-    # without gold, an error all three shared would not show at all: the panel number is an upper bound
+    # without gold, an error all three shared would not show at all: the panel number can only overstate
     gold = effective_judges(scores, human)
     assert gold.value <= panel.value

@@ -79,6 +79,11 @@ RAISES = {
     "pytest_judgerel.assert_no_length_bias": ["JudgeReliabilityFailure"],
     "pytest_judgerel.assert_no_self_preference": ["JudgeReliabilityFailure"],
     "pytest_judgerel.assert_pass_rate": ["JudgeReliabilityFailure", "ReliabilityError"],
+    "pytest_judgerel.assert_human_mean_above": ["JudgeReliabilityFailure", "ReliabilityError"],
+    "pytest_judgerel.assert_human_mean_difference": ["JudgeReliabilityFailure", "ReliabilityError"],
+    "pytest_judgerel.stats.ppi_mean": ["ReliabilityError"],
+    "pytest_judgerel.stats.ppi_mean_by": ["ReliabilityError"],
+    "pytest_judgerel.stats.ppi_mean_difference": ["ReliabilityError"],
     "pytest_judgerel.probes.position_bias": ["ConfigError", "LLMCallError", "CacheMissError"],
     "pytest_judgerel.probes.length_bias": ["ConfigError", "ReliabilityError", "LLMCallError", "CacheMissError"],
     "pytest_judgerel.probes.self_preference": ["ConfigError", "ReliabilityError", "LLMCallError", "CacheMissError"],
@@ -98,6 +103,8 @@ RETURNS = {
     "pytest_judgerel.assert_no_length_bias": "the `LengthBiasResult` it was given (when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_no_self_preference": "the `SelfPreferenceProbeResult` it was given (when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_pass_rate": "the `CorrectedPassRate` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_human_mean_above": "the `PPIMean` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_human_mean_difference": "the `PPIDifference` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
     "pytest_judgerel.agreement": "an `AgreementResult` (`pytest_judgerel.assertions`): pooled `.icc` and `.nmae`, and `.groups`",
 }
 

@@ -24,6 +24,8 @@ _EXPORTS = {
     "assert_no_length_bias": "pytest_judgerel.probe_assertions",
     "assert_no_self_preference": "pytest_judgerel.probe_assertions",
     "assert_pass_rate": "pytest_judgerel.probe_assertions",
+    "assert_human_mean_above": "pytest_judgerel.human_mean_assertions",
+    "assert_human_mean_difference": "pytest_judgerel.human_mean_assertions",
     "assert_mindeval_score": "pytest_judgerel.mindeval.assertions",
     "assert_judge_agrees_with_humans": "pytest_judgerel.mindeval.assertions",
     "Judge": "pytest_judgerel.judge",

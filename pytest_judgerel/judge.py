@@ -238,6 +238,7 @@ class Judge:
             with np.errstate(all="ignore"):
                 mats.append(np.nanmean(sub.values, axis=1) if repeats > 1 else sub.values[:, 0])
         values = np.column_stack(mats)
+        self._record_panel(values, models)
         return Ratings.from_array(
             values, item_ids=[r[0] for r in rows], rater_ids=list(models),
             rater_groups={"model": list(models), "kind": ["llm"] * len(models)},
@@ -245,6 +246,23 @@ class Judge:
             provenance={**self.fingerprint(), "model": list(models), "design": "panel", "repeats": repeats},
             parse_failures=failures,
         )
+
+    def _record_panel(self, values: np.ndarray, models: Sequence[str]) -> None:
+        """A ``judge_panel`` record: how many independent judges the panel is worth (errors against
+        the leave-one-out panel mean; :func:`pytest_judgerel.stats.effective_judges`)."""
+        from .errors import ReliabilityError
+        from .stats.effective import effective_judges
+
+        rec: dict[str, Any] = {"kind": "judge_panel", "judge": self.fingerprint(), "models": list(models),
+                               "k": len(models), "items": int(values.shape[0]), "effective_judges": None,
+                               "mean_error_correlation": None, "reference": "panel"}
+        try:
+            eff = effective_judges(values)
+        except ReliabilityError as exc:
+            rec["error"] = str(exc)
+        else:
+            rec.update(effective_judges=eff.value, mean_error_correlation=eff.mean_error_correlation, n=eff.n)
+        active_recorder().record(rec)
 
     def rate_temperatures(self, items: Any, temperatures: Sequence[float], repeats: int | None = None
                           ) -> dict[float, Ratings]:

@@ -66,10 +66,12 @@ def test_judge_fixture_from_markers(pytester, xdist):
         f"--judgerel-cache-dir={pytester.path / 'cache'}", *xdist)
     result.assert_outcomes(passed=6)
     data = json.loads((pytester.path / "out.json").read_text())
-    metrics = [r for t in data["tests"] for r in t["records"] if r["kind"] != "judge_run"]
+    metrics = [r for t in data["tests"] for r in t["records"] if r["kind"] not in ("judge_run", "judge_panel")]
     assert len(metrics) == 4 and all(r["passed"] for r in metrics)
     runs = [r for t in data["tests"] for r in t["records"] if r["kind"] == "judge_run"]
     assert runs and all(r["judge"]["model"] == "scripted/oracle" for r in runs)
+    panels = [r for t in data["tests"] for r in t["records"] if r["kind"] == "judge_panel"]
+    assert [p["k"] for p in panels] == [2]  # the panel test records what its panel is worth
     # the second run is served from the cache shared by all workers
     again = pytester.runpytest_subprocess(
         "--judge-model=scripted/oracle", "--judge-repeats=4", "--judgerel-cache-mode=replay",

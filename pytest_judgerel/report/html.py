@@ -14,7 +14,7 @@ import math
 from html import escape
 from typing import Any, Iterable, Mapping, Sequence
 
-from .metrics import is_metric_record
+from .metrics import is_metric_record, panel_warnings
 from .terminal import totals_line
 from .fmt import fmt_number
 from .verdict import checks, record_verdict
@@ -354,6 +354,10 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"<li>{escape(r)}</li>" for r in gate.get("reasons", [])) + "</ul></div>")
     else:
         banners.append("<div class='banner ok'>Gate passed.</div>")
+    panels = panel_warnings(report)
+    if panels:
+        banners.append("<div class='banner soft'>Judge panels worth fewer than half their members:<ul>" + "".join(
+            f"<li>{escape(w)}</li>" for w in panels) + "</ul></div>")
     if report.get("crashed"):
         banners.append("<div class='banner fail'>Crashed tests (worker died): " + escape(
             ", ".join(report["crashed"])) + "</div>")

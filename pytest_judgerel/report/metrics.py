@@ -16,8 +16,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-#: Record kinds that describe judge runs, not metrics (they carry parse failures).
-NON_METRIC_KINDS = frozenset({"judge_run"})
+#: Record kinds that describe judge runs, not metrics (``judge_run`` carries parse failures,
+#: ``judge_panel`` the effective number of independent judges of a panel).
+NON_METRIC_KINDS = frozenset({"judge_run", "judge_panel"})
 
 #: Judge-provenance fields that identify a judge for baselines (when present).
 FINGERPRINT_FIELDS = ("model", "template", "template_hash", "system_hash", "scale", "axis", "axes",
@@ -139,3 +140,22 @@ def metric_points(records: Iterable[Mapping[str, Any]]) -> list[MetricPoint]:
                 points.append(MetricPoint(f"{nm} / {gname}", "nMAE", _num(g.get("nmae")), "max", None,
                                           g.get("n"), fp, judge, None, None, "group"))
     return points
+
+
+def panel_warnings(report: Mapping[str, Any]) -> list[str]:
+    """One line per ``judge_panel`` record whose panel is worth fewer than half its members
+    (effective number of independent judges < k / 2; :mod:`pytest_judgerel.stats.effective`)."""
+    out = []
+    for t in report.get("tests") or []:
+        for rec in t.get("records") or []:
+            if rec.get("kind") != "judge_panel":
+                continue
+            eff, k, r = _num(rec.get("effective_judges")), rec.get("k"), _num(rec.get("mean_error_correlation"))
+            if eff is None or not isinstance(k, int) or isinstance(k, bool) or not eff < k / 2:
+                continue
+            against = "human gold" if rec.get("reference") == "human" else "the rest of the panel"
+            models = ", ".join(str(m) for m in rec.get("models") or [])
+            out.append(f"{t.get('nodeid')}: the panel of {k} judges ({models}) is worth {eff:.1f} independent "
+                       f"judges (mean error correlation {r if r is not None else float('nan'):.2f} against "
+                       f"{against}): fewer than half its members")
+    return out

@@ -66,6 +66,8 @@ _RECORD = {
         "p_pass": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
         "stability": {"type": "object"},
         "repeats_needed": {"type": "object"},
+        "effective_judges": _NUM_OR_NULL,
+        "mean_error_correlation": _NUM_OR_NULL,
     },
     "additionalProperties": True,
 }

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .fmt import fmt_number
-from .metrics import is_metric_record
+from .metrics import is_metric_record, panel_warnings
 from .verdict import checks, record_verdict
 
 _MAX_LISTED = 10
@@ -151,8 +151,9 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     totals = report["totals"]
     gate = report.get("gate") or {}
     all_reasons = list(dict.fromkeys(list(gate.get("reasons", [])) + list(reasons)))
+    panels = panel_warnings(report)
     if not rows and not totals.get("calls") and not all_reasons and not gate.get("baseline") \
-            and not report.get("crashed") and not report.get("report_only"):
+            and not report.get("crashed") and not report.get("report_only") and not panels:
         return
     tr.write_sep("=", "judgerel summary")
     if rows:
@@ -164,6 +165,8 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
         if any(r[5] in ("CAUGHT", "caught") for r in rows):
             tr.write_line("CAUGHT: the gate failed inside a test that passed (the test expected it, e.g. "
                           "pytest.raises); it does not fail the session.", cyan=True)
+    for line in panels:
+        tr.write_line(f"judge panel warning: {line}", yellow=True)
     tr.write_line(totals_line(totals))
     session = report.get("session") or {}
     if session.get("interrupted"):

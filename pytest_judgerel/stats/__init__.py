@@ -1,5 +1,6 @@
 """Pure statistics for judge reliability: ICC, agreement, Krippendorff, consistency, ranking,
-repeats planning, verdict stability, bias probes and judge-error-corrected pass rates.
+repeats planning, verdict stability, bias probes, judge-error-corrected pass rates,
+prediction-powered human-scale means and the effective number of judges.
 
 Importing this package is cheap: submodules (and numpy/scipy) load on first use
 of a name, through a module-level ``__getattr__`` (PEP 562).  Every function
@@ -42,6 +43,10 @@ _EXPORTS: dict[str, str] = {
     # preference.py
     "self_preference_test": "preference", "SelfPreferenceTest": "preference",
     "aligned_self_preference": "preference",
+    # ppi.py, effective.py
+    "ppi_mean": "ppi", "ppi_mean_by": "ppi", "ppi_mean_difference": "ppi", "PPIMean": "ppi",
+    "PPIDifference": "ppi", "HumanMean": "ppi",
+    "effective_judges": "effective", "EffectiveJudges": "effective",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -54,7 +59,7 @@ def __getattr__(name: str) -> Any:
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
-                "stability", "proportion", "bias", "pass_rate", "preference"):  # "icc" is the function
+                "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -5,7 +5,7 @@ score.  Prediction-powered inference (Angelopoulos, Bates, Fannjiang, Jordan & Z
 "Prediction-powered inference", Science 382) estimates the mean of ``Y`` over the population
 from both, with the judge's bias removed by the labelled items (the *rectifier*); PPI++
 (Angelopoulos, Duchi & Zrnic 2024, "PPI++: efficient prediction-powered inference",
-arXiv:2311.01453, section 2 and example 2.1) weights the judge by a tuning parameter lambda:
+arXiv:2311.01453, mean estimation) weights the judge by a tuning parameter lambda:
 
     theta(lambda) = mean_l(Y - lambda f) + lambda mean_u(f)
 
@@ -17,9 +17,10 @@ is the original PPI.  The variance is smallest at
 
     lambda* = Cov(Y, f) / ((1 + n/N) Var(f))
 
-(PPI++ eq. 6 for the mean), estimated here with Cov(Y, f) on the labelled items and Var(f)
-on every judge score (labelled and unlabelled together); the plug-in lambda-hat is
-consistent, so the interval keeps its asymptotic coverage (PPI++ Theorem 1), and the tuned
+(PPI++'s optimal tuning for the mean; the same expression as the ``ppi_py`` reference code),
+estimated here with Cov(Y, f) on the labelled items and Var(f) on every judge score (labelled
+and unlabelled together).  The plug-in lambda-hat is consistent, so the interval keeps its
+asymptotic coverage (PPI++'s central limit theorem for a data-dependent lambda), and the tuned
 estimate is never asymptotically worse than the human-only one.
 
 Choices of this module where the papers leave room:
@@ -37,8 +38,8 @@ The difference of two systems (:func:`ppi_mean_difference`) applies the same est
 rectifier is the per-item difference ``(Y_a - lambda_a f_a) - (Y_b - lambda_b f_b)``, so the
 covariance of the two systems on the shared items enters the variance; likewise for shared
 unlabelled items.  (lambda_a, lambda_b) minimise the variance jointly (the two-parameter form
-of PPI++ eq. 6: solve ``A lambda = b`` for the quadratic ``lambda' A lambda - 2 b' lambda``; the
-minimum-norm solution when A is singular).
+of the same minimisation: solve ``A lambda = b`` for the quadratic ``lambda' A lambda -
+2 b' lambda``; the minimum-norm solution when A is singular).
 """
 
 from __future__ import annotations

@@ -105,7 +105,8 @@ def test_confidence_widens_the_interval():
     (dict(judge_labeled=[2.0, 3.0, float("inf"), 4.0]), "infinite"),
     (dict(human_labeled=[True, False, True, True]), "booleans"),
     (dict(human_labeled=["a", "b", "c", "d"]), "numeric"),
-    (dict(human_labeled=[[1, 2], [3, 4], [5, 6]]), "1-D"),
+    (dict(human_labeled=np.ones((4, 2, 2))), "1-D .* or 2-D"),
+    (dict(human_labeled=[[1, None], [None, None], [3, 4], [5, 6]]), r"human_labeled has 1 missing .* index 1"),
     (dict(confidence=1.0), "confidence"),
     (dict(lam=float("nan")), "lam"),
 ])
@@ -114,6 +115,14 @@ def test_bad_input_errors_name_the_cause(bad, match):
     kw.update(bad)
     with pytest.raises(ReliabilityError, match=match):
         ppi_mean(**kw)
+
+
+def test_items_by_raters_or_repeats_are_averaged_per_item():
+    from pytest_judgerel.ratings import Ratings
+
+    humans = [[0.0, 2.0], [3.0, None], [4.0, 4.0], [3.0, 5.0]]  # item means 1, 3, 4, 4 = Y_L
+    judge = Ratings.from_array(np.column_stack([F_L, F_L]))      # two repeats of the same scores
+    assert ppi_mean(judge, humans, F_U) == ppi_mean(F_L, Y_L, F_U)
 
 
 def test_constant_judge_cannot_be_tuned():

@@ -5,7 +5,7 @@ score.  Prediction-powered inference (Angelopoulos, Bates, Fannjiang, Jordan & Z
 "Prediction-powered inference", Science 382) estimates the mean of ``Y`` over the population
 from both, with the judge's bias removed by the labelled items (the *rectifier*); PPI++
 (Angelopoulos, Duchi & Zrnic 2024, "PPI++: efficient prediction-powered inference",
-arXiv:2311.01453, section 2 and example 2.1) weights the judge by a tuning parameter lambda:
+arXiv:2311.01453, mean estimation) weights the judge by a tuning parameter lambda:
 
     theta(lambda) = mean_l(Y - lambda f) + lambda mean_u(f)
 
@@ -17,9 +17,10 @@ is the original PPI.  The variance is smallest at
 
     lambda* = Cov(Y, f) / ((1 + n/N) Var(f))
 
-(PPI++ eq. 6 for the mean), estimated here with Cov(Y, f) on the labelled items and Var(f)
-on every judge score (labelled and unlabelled together); the plug-in lambda-hat is
-consistent, so the interval keeps its asymptotic coverage (PPI++ Theorem 1), and the tuned
+(PPI++'s optimal tuning for the mean; the same expression as the ``ppi_py`` reference code),
+estimated here with Cov(Y, f) on the labelled items and Var(f) on every judge score (labelled
+and unlabelled together).  The plug-in lambda-hat is consistent, so the interval keeps its
+asymptotic coverage (PPI++'s central limit theorem for a data-dependent lambda), and the tuned
 estimate is never asymptotically worse than the human-only one.
 
 Choices of this module where the papers leave room:
@@ -37,8 +38,8 @@ The difference of two systems (:func:`ppi_mean_difference`) applies the same est
 rectifier is the per-item difference ``(Y_a - lambda_a f_a) - (Y_b - lambda_b f_b)``, so the
 covariance of the two systems on the shared items enters the variance; likewise for shared
 unlabelled items.  (lambda_a, lambda_b) minimise the variance jointly (the two-parameter form
-of PPI++ eq. 6: solve ``A lambda = b`` for the quadratic ``lambda' A lambda - 2 b' lambda``; the
-minimum-norm solution when A is singular).
+of the same minimisation: solve ``A lambda = b`` for the quadratic ``lambda' A lambda -
+2 b' lambda``; the minimum-norm solution when A is singular).
 """
 
 from __future__ import annotations
@@ -193,21 +194,31 @@ class PPIDifference:
 
 # ---------------------------------------------------------------------- input
 def _vector(data: Any, name: str) -> np.ndarray:
+    """One value per item: a 1-D sequence, or items x columns (raters, repeats; a ``Ratings``),
+    averaged per item over the values present."""
+    if hasattr(data, "to_matrix") and callable(data.to_matrix):
+        data = data.to_matrix()
     if data is None or isinstance(data, (str, bytes)):
         raise ReliabilityError(f"{name} must be a sequence of numbers, got {type(data).__name__}")
     try:
         raw = np.asarray(data, dtype=object) if isinstance(data, (list, tuple)) else np.asarray(data)
     except ValueError as exc:
         raise ReliabilityError(f"{name} is ragged: {exc}") from None
-    if raw.ndim != 1:
-        raise ReliabilityError(f"{name} must be 1-D (one value per item), got shape {raw.shape}")
-    if raw.dtype.kind == "b" or any(isinstance(v, (bool, np.bool_)) for v in raw.tolist()):
+    if raw.ndim not in (1, 2):
+        raise ReliabilityError(f"{name} must be 1-D (one value per item) or 2-D (items x raters or repeats, "
+                               f"averaged per item), got shape {raw.shape}")
+    if raw.dtype.kind == "b" or any(isinstance(v, (bool, np.bool_)) for v in raw.ravel().tolist()):
         raise ReliabilityError(f"{name} holds booleans; convert them to numbers (0/1) explicitly")
     try:
         arr = raw.astype(np.float64)
     except (TypeError, ValueError):
-        bad = next((v for v in raw.tolist() if not _is_number(v)), None)
+        bad = next((v for v in raw.ravel().tolist() if not _is_number(v)), None)
         raise ReliabilityError(f"{name} must be numeric, got {bad!r}") from None
+    if np.isinf(arr).any():
+        raise ReliabilityError(f"{name} has an infinite value at index {int(np.argwhere(np.isinf(arr))[0][0])}")
+    if arr.ndim == 2:
+        counts = (~np.isnan(arr)).sum(axis=1)
+        arr = np.where(counts > 0, np.nansum(arr, axis=1) / np.maximum(counts, 1), np.nan)
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         what = "missing (NaN/None)" if np.isnan(arr[bad[0]]) else "infinite"
@@ -282,7 +293,8 @@ def ppi_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, *, co
 
     ``judge_labeled[i]`` and ``human_labeled[i]`` are the judge's score and the human label of
     labelled item i; ``judge_unlabeled`` the judge's scores on the other items (judge and humans
-    may use different scales: the estimate is on the human scale).  ``tuned`` estimates lambda
+    may use different scales: the estimate is on the human scale).  Each may also be items x
+    raters or repeats (or a ``Ratings``), averaged per item.  ``tuned`` estimates lambda
     (PPI++); ``tuned=False`` uses lambda = 1 (classic PPI); ``lam`` fixes lambda (0 gives the
     human-only mean).  Raises :class:`~pytest_judgerel.errors.ReliabilityError` for NaN or too few
     items, a constant judge when tuning, and a zero-width interval.

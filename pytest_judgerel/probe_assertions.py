@@ -222,13 +222,16 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
 
 # ---------------------------------------------------------------------- corrected pass rate
 def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, calibration: Any = None,
-                     use: str = "estimate", confidence: float = 0.95, label: str | None = None) -> Any:
+                     use: str = "estimate", confidence: float = 0.95, interval: str = "score",
+                     label: str | None = None) -> Any:
     """Assert the judge-error-corrected pass rate reaches ``min_rate``.
 
     ``passed``/``n``/``calibration`` as for :func:`pytest_judgerel.stats.corrected_pass_rate`
     (or ``passed`` is already a :class:`~pytest_judgerel.stats.CorrectedPassRate`).
     ``use="ci_low"`` gates the lower confidence bound, which includes the uncertainty of the
-    judge's specificity and sensitivity.
+    judge's specificity and sensitivity; ``interval`` picks its method (``"score"``, default, or
+    Lee et al.'s ``"lee"``).  The record's ``p_pass`` is null: the interval already carries the
+    uncertainty of both the test set and the calibration set.
     """
     from .stats.pass_rate import CorrectedPassRate, corrected_pass_rate
 
@@ -242,7 +245,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         if calibration is None:
             raise ValueError("assert_pass_rate corrects the judge's pass rate for its errors: pass calibration="
                              "[(judge verdict, human label), ...] from a human-labelled calibration set")
-        res = corrected_pass_rate(passed, n, calibration=calibration, confidence=confidence)
+        res = corrected_pass_rate(passed, n, calibration=calibration, confidence=confidence, interval=interval)
     tested = res.value if use == "estimate" else res.ci_low
     ok = tested >= min_rate
     cal = res.calibration
@@ -251,7 +254,9 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         "min", None, use=use, confidence=res.confidence, observed=res.observed, passed_count=res.passed,
         specificity=cal.specificity, sensitivity=cal.sensitivity, n_negative=cal.n_negative,
         n_positive=cal.n_positive, unclipped=res.unclipped,
+        interval_method=res.interval,
     )
+    attach_stability(rec, None)  # p_pass: null, as documented: the interval carries the calibration uncertainty
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, res)

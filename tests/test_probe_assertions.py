@@ -181,6 +181,7 @@ def test_pass_rate_gate_on_the_issue_example(_private_metric_sink):
     _check_schema_shape(rec)
     assert rec["value"] == pytest.approx(6 / 7) and rec["observed"] == 0.7 and rec["specificity"] == 0.9
     assert rec["sensitivity"] == 0.8 and rec["n"] == 100 and rec["passed"] is True
+    assert "p_pass" in rec and rec["p_pass"] is None and rec["interval_method"] == "score"  # documented null
     with pytest.raises(JudgeReliabilityFailure) as exc:
         assert_pass_rate(70, 100, min_rate=0.85, calibration=CAL, use="ci_low")
     assert "lower CI bound of the corrected pass rate" in str(exc.value)

@@ -109,3 +109,41 @@ def test_smallest_number_that_reaches_the_target(rho, target):
     assert spearman_brown(rho, m) >= target - 1e-9
     if m > 1:
         assert spearman_brown(rho, m - 1) < target + 1e-9
+
+
+def _target_for(rho: float, m_exact: float) -> float:
+    """The target whose continuous solution m = target (1 - rho) / (rho (1 - target)) is m_exact."""
+    r = m_exact * rho / (1 - rho)
+    return r / (1 + r)
+
+
+def test_a_continuous_solution_a_hair_above_an_integer_needs_the_next_integer():
+    """m = 100 + 5e-8: inside the ceiling's float tolerance (1e-9 relative), so the closed form lands
+    on 100, which misses the target by more than the loop's 1e-12 slack; the answer is 101.  Kills a
+    stepping loop that stops one sample early."""
+    rho = 0.01
+    target = _target_for(rho, 100 + 5e-8)
+    assert spearman_brown(rho, 100) < target - 1e-12 <= spearman_brown(rho, 101)
+    res = repeats_needed(rho, target)
+    assert res == 101 and res.reliability >= target - 1e-12
+
+
+@pytest.mark.parametrize("m_exact", [9.3, 9.6, 240.2, 240.7, 12345.4])
+def test_the_closed_form_takes_the_ceiling_and_the_loops_only_confirm_it(monkeypatch, m_exact):
+    """The answer is ceil(m): the forward formula is evaluated only to confirm m (reaches) and m - 1
+    (does not); rounding to the nearest integer would start below the answer for 9.3 and make the
+    loop step up (more evaluations), and above it never."""
+    import pytest_judgerel.stats.planning as planning
+
+    rho = 0.05
+    target = _target_for(rho, m_exact)
+    calls = []
+
+    def counting(r, m):
+        calls.append(m)
+        return spearman_brown(r, m)
+
+    monkeypatch.setattr(planning, "spearman_brown", counting)
+    res = planning._solve(rho, target)
+    assert res == (math.ceil(m_exact), "")
+    assert sorted(calls) == [math.ceil(m_exact) - 1, math.ceil(m_exact)]

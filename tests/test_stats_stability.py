@@ -228,3 +228,13 @@ def test_bad_arguments(kwargs, match):
 def test_undefined_observed_statistic_is_an_error():
     with pytest.raises(ReliabilityError, match="undefined on the data"):
         verdict_stability(icc_statistic("A,1"), np.ones((5, 2)), 0.5, n_boot=10)
+
+
+@pytest.mark.parametrize("p, unstable", [(0.0, False), (0.05, False), (0.0500001, True), (0.5, True),
+                                         (0.9499999, True), (0.95, False), (1.0, False)])
+def test_unstable_band_is_open_at_both_ends(p, unstable):
+    from pytest_judgerel.stats.stability import VerdictStability
+
+    st = VerdictStability(p_pass=p, observed=0.5, passed=True, threshold=0.5, direction="min", n_boot=1000,
+                          seed=0, resample="items")
+    assert st.unstable is unstable and st.to_dict()["unstable"] is unstable

@@ -113,12 +113,17 @@ def agreement_gate_stability(human_means: Any, judge_means: Any, min_icc: float 
 
 
 def _bound(kind: str, confidence: float) -> Callable[[np.ndarray], np.ndarray]:
-    """Per resample (rows of ``x``, shape (B, n)): the mean, its Student t bounds, or the Wilson
-    bounds of a share of 0/1 values (Wilson 1927), as the probe gates compute them."""
+    """Per resample (rows of ``x``, shape (B, n)): the mean, its Student t bounds, the Wilson
+    bounds of a share of 0/1 values (Wilson 1927), or (``sign_p``) the exact two-sided sign-test
+    p value of the +1 against the -1 entries, as the probe gates compute them."""
     from scipy import stats as st
 
     def f(x: np.ndarray) -> np.ndarray:
         n = x.shape[1]
+        if kind == "sign_p":  # x holds +1 (first position won), -1 (second), 0: exact two-sided sign test
+            first, second = (x > 0).sum(axis=1), (x < 0).sum(axis=1)
+            tail = st.binom.cdf(np.minimum(first, second), first + second, 0.5)
+            return np.where(first + second == 0, 1.0, np.minimum(1.0, 2 * tail))
         mean = x.mean(axis=1)
         if kind == "mean":
             return mean
@@ -143,7 +148,7 @@ def mean_gate_stability(values: Any, threshold: float, direction: str, bound: st
                         confidence: float = 0.95, extra: list[tuple[int, str, float, str]] = (), name: str = ""
                         ) -> Any:
     """p_pass of a gate on per-item values (a column each): ``bound`` of column 0 (``mean``,
-    ``abs_mean``, ``t_low``, ``t_high``, ``abs_t``, ``wilson_low``, ``wilson_high``) against
+    ``abs_mean``, ``t_low``, ``t_high``, ``abs_t``, ``wilson_low``, ``wilson_high``, ``sign_p``) against
     ``threshold`` in ``direction``; ``extra`` adds ``(column, bound, threshold, direction)``
     checks that must pass too.  Items are resampled with replacement."""
     matrix = np.asarray(values, dtype=float)

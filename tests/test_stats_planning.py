@@ -147,3 +147,40 @@ def test_the_closed_form_takes_the_ceiling_and_the_loops_only_confirm_it(monkeyp
     res = planning._solve(rho, target)
     assert res == (math.ceil(m_exact), "")
     assert sorted(calls) == [math.ceil(m_exact) - 1, math.ceil(m_exact)]
+
+
+# --------------------------------------------------------------------------- equivalence sample size
+def test_equivalence_power_matches_a_simulation_of_tost():
+    from scipy import stats as sps
+
+    from pytest_judgerel.stats import equivalence_power
+
+    rng = np.random.default_rng(12)
+    for n, sd, mu, two in [(50, 0.15, 0.0, True), (100, 0.15, 0.0, True), (30, 0.1, 0.02, True),
+                           (50, 0.15, 0.0, False)]:
+        d = rng.normal(mu, sd, size=(4000, n))
+        m, se = d.mean(axis=1), d.std(axis=1, ddof=1) / math.sqrt(n)
+        tc = sps.t.ppf(0.95, n - 1)
+        ok = (m - 0.05) / se < -tc
+        if two:
+            ok &= (m + 0.05) / se > tc
+        assert equivalence_power(n, 0.05, sd, true_shift=mu, two_sided=two) == pytest.approx(ok.mean(), abs=0.025)
+
+
+def test_equivalence_sample_size_is_the_smallest_n_reaching_the_power():
+    from pytest_judgerel.stats import equivalence_power, equivalence_sample_size
+
+    plan = equivalence_sample_size(0.05, 0.15)
+    assert plan.n is not None and plan.power >= 0.8
+    assert equivalence_power(plan.n - 1, 0.05, 0.15) < 0.8 <= equivalence_power(plan.n, 0.05, 0.15)
+    assert int(plan) == plan.n and "items give power" in str(plan)
+    one = equivalence_sample_size(0.05, 0.15, two_sided=False)
+    assert one.n < plan.n  # one margin to clear, not two
+    none = equivalence_sample_size(0.05, 0.15, true_shift=0.06)
+    assert none.n is None and "no number of items" in str(none)
+    with pytest.raises(ReliabilityError):
+        int(none)
+    with pytest.raises(ReliabilityError, match="sd"):
+        equivalence_sample_size(0.05, 0.0)
+    with pytest.raises(ReliabilityError, match="power"):
+        equivalence_sample_size(0.05, 0.1, power=1.0)

@@ -64,6 +64,7 @@ _RECORD = {
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "n_omitted": {"type": "integer", "minimum": 0},
         "p_pass": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "p_pass_new_items": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
         "stability": {"type": "object"},
         "repeats_needed": {"type": "object"},
     },

@@ -65,6 +65,7 @@ class VerdictStability:
     resample: str
     n_undefined: int = 0
     statistic: str = ""
+    predictive: bool = False
 
     @property
     def unstable(self) -> bool:
@@ -79,13 +80,15 @@ class VerdictStability:
     def to_dict(self) -> dict[str, Any]:
         return {"p_pass": self.p_pass, "unstable": self.unstable, "observed": self.observed, "passed": self.passed,
                 "threshold": self.threshold, "direction": self.direction, "n_boot": self.n_boot, "seed": self.seed,
-                "resample": self.resample, "n_undefined": self.n_undefined, "statistic": self.statistic}
+                "resample": self.resample, "n_undefined": self.n_undefined, "statistic": self.statistic,
+                "predictive": self.predictive}
 
     def __str__(self) -> str:
         flag = " (unstable)" if self.unstable else ""
         side = ">=" if self.direction == "min" else "<="
+        kind = "predictive " if self.predictive else ""
         return (f"p_pass = {self.p_pass:.3f}{flag}: {self.statistic or 'statistic'} {side} {self.threshold:g} on "
-                f"{self.n_boot} {self.resample} resamples (seed {self.seed}); observed {self.observed:.4g} "
+                f"{self.n_boot} {kind}{self.resample} resamples (seed {self.seed}); observed {self.observed:.4g} "
                 f"{'passes' if self.passed else 'fails'}")
 
 
@@ -101,6 +104,7 @@ def verdict_stability(
     vectorized: bool | None = None,
     nan_policy: str = "raise",
     repeats_in: Sequence[int] | None = None,
+    predictive: bool = False,
 ) -> VerdictStability:
     """p_pass of the gate ``statistic(data) >= threshold`` (``direction="min"``) or ``<=`` (``"max"``).
 
@@ -114,6 +118,8 @@ def verdict_stability(
     and passes them through otherwise.  See the module docstring for ``resample``;
     ``repeats_in`` lists the matrices whose columns are repeats (default: every matrix with
     more than one column; e.g. ``(0,)`` keeps a human panel's raters as observed).
+    ``predictive=True`` gives the predictive probability that a rerun of the kind ``resample``
+    describes passes (two-stage resampling; module docstring) instead of the bootstrap share.
     """
     if direction not in ("min", "max"):
         raise ReliabilityError(f"direction must be 'min' (statistic >= threshold passes) or 'max', got {direction!r}")
@@ -149,6 +155,8 @@ def verdict_stability(
     while done < n_boot:
         b = min(block, n_boot - done)
         stacks = _resample(mats, parts, rng, b, n_items, resample)
+        if predictive:
+            stacks = _resample_stacks(stacks, [p is not None for p in parts], rng, resample)
         if vec:
             values = np.asarray(statistic(*stacks), dtype=float).reshape(b)
         else:
@@ -160,7 +168,7 @@ def verdict_stability(
     return VerdictStability(
         p_pass=n_pass / n_boot, observed=observed, passed=bool(passes(np.array([observed]))[0]),
         threshold=float(threshold), direction=direction, n_boot=n_boot, seed=seed, resample=resample,
-        n_undefined=n_undefined, statistic=str(name) if name != "<lambda>" else "",
+        n_undefined=n_undefined, statistic=str(name) if name != "<lambda>" else "", predictive=bool(predictive),
     )
 
 
@@ -217,6 +225,37 @@ def _resample(mats: Sequence[np.ndarray], parts: Sequence[tuple[np.ndarray, np.n
         cols = rng.integers(0, k, size=(b, n, k))
         out.append(centre[rows][..., None] + np.take_along_axis(dev[rows], cols, axis=2))
     return out
+
+
+def _resample_stacks(stacks: Sequence[np.ndarray], repeated: Sequence[bool], rng: np.random.Generator,
+                     scheme: str) -> list[np.ndarray]:
+    """One more resample of every replicate in ``stacks`` (each (B, n, k)), by the same scheme:
+    the second stage of the predictive bootstrap (module docstring)."""
+    b, n = stacks[0].shape[:2]
+    rows = rng.integers(0, n, size=(b, n)) if scheme != "repeats" else None
+    out = []
+    for stack, rep in zip(stacks, repeated):
+        picked = stack if rows is None else np.take_along_axis(stack, rows[:, :, None], axis=1)
+        if not rep:
+            out.append(picked)
+            continue
+        centre, dev = _repeat_parts_stack(picked)
+        cols = rng.integers(0, stack.shape[2], size=picked.shape)
+        out.append(centre[..., None] + np.take_along_axis(dev, cols, axis=2))
+    return out
+
+
+def _repeat_parts_stack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_repeat_parts` of every matrix of a stack (B, n, k) at once."""
+    _, n, k = x.shape
+    means = x.mean(axis=2)
+    grand = means.mean(axis=1, keepdims=True)
+    dev = x - means[..., None]
+    msr = k * ((means - grand) ** 2).sum(axis=1) / (n - 1)
+    msw = (dev ** 2).sum(axis=(1, 2)) / (n * (k - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shrink = np.where(msr > 0, np.sqrt(np.maximum(0.0, 1 - msw / np.where(msr > 0, msr, 1.0))), 0.0)
+    return grand + shrink[:, None] * (means - grand), dev * math.sqrt(k / (k - 1))
 
 
 def _repeat_parts(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -118,8 +118,8 @@ def score(name: str, p: list, hit: list, graded: bool) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--datasets", type=int, default=1500)
-    ap.add_argument("--boot", type=int, default=400)
+    ap.add_argument("--datasets", type=int, default=4000)
+    ap.add_argument("--boot", type=int, default=200)
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     rng = np.random.default_rng(2026)

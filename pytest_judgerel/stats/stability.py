@@ -1,10 +1,27 @@
-"""Verdict stability: how often the same gate would pass on a bootstrap resample of its data.
+"""Verdict stability: the probability that the same gate passes again.
 
-A gate compares a statistic with a threshold.  ``p_pass`` is the share of B bootstrap
-resamples on which the gate passes again (Efron & Tibshirani 1993, ch. 6: the bootstrap
-distribution of a statistic stands in for its sampling distribution).  A statistic far from
-its threshold gives p_pass near 0 or 1; one sitting on it gives about 0.5, and the verdict is
-then a coin flip: rerunning on other items, or on new judge samples, may flip it.
+A gate compares a statistic with a threshold.  Two numbers:
+
+* the **bootstrap share** (``predictive=False``): the share of B bootstrap resamples on which the
+  gate passes (Efron & Tibshirani 1993, ch. 6: the bootstrap distribution of a statistic stands
+  in for its sampling distribution).  It describes how sure this run is of its own statistic,
+  and is *not* the probability that a rerun passes: a rerun brings its own sampling noise, so
+  the difference between its statistic and this one has about twice the variance of either.
+  Read as a rerun probability the share is over-confident (a mean gate with share 0.95 passes
+  a rerun on new items about 88% of the time).
+* the **predictive probability** (``predictive=True``, what the gates record): every replicate
+  is resampled twice by the same scheme -- once for what the data could have been, once for the
+  rerun drawn from it -- and ``p_pass`` is the share of such reruns that pass.  For a statistic
+  with normal sampling error ``se`` this is ``Phi((observed - threshold) / (sqrt(2) se))``, the
+  probability that a replication lands on the same side of the threshold under a flat prior on
+  the true value (Killeen 2005, Psychological Science 16, 345-353); the resampling form keeps
+  the statistic's skew and works for any gate, also one of several thresholds.  It is calibrated when
+  the true values of the gates it is applied to are spread over a range wider than ``se``
+  around the threshold; when every truth sits on the threshold no number computed from the data
+  can be (each rerun is a coin flip).  ``benchmarks/bench_calibration.py`` checks it.
+
+A statistic far from its threshold gives p_pass near 0 or 1; one sitting on it gives about 0.5,
+and the verdict is then a coin flip.
 
 Resampling schemes (``resample``):
 
@@ -20,6 +37,10 @@ Resampling schemes (``resample``):
   Hinkley (1997, section 3.8), which makes the resampled between- and within-item mean squares
   match the observed ones in expectation.
 * ``"items+repeats"`` -- both stages (Davison & Hinkley 1997, section 3.8, two-stage sampling).
+
+Which rerun the predictive probability predicts follows from the scheme: ``"repeats"`` a rerun
+on the same items with new judge samples (a cache refresh in CI), ``"items"`` and
+``"items+repeats"`` a rerun on new items (with new judge samples for the latter).
 
 The generator is ``numpy.random.default_rng(seed)``: the same data and seed give the same
 p_pass.  A resample on which the statistic is undefined (NaN, or the statistic raises

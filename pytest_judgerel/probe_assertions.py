@@ -249,23 +249,34 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
 
 # ---------------------------------------------------------------------- self-preference
 def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str = "estimate",
-                              max_parse_failures: int | None = None, label: str | None = None) -> Any:
+                              alpha: float = 0.05, max_parse_failures: int | None = None,
+                              label: str | None = None) -> Any:
     """Assert the judge does not lift its own model's outputs above where the reference puts them.
 
     ``result`` comes from :func:`pytest_judgerel.probes.self_preference`; the gated value is the
     mean per-task rank change of the own model (reference rank - judge rank; positive = the
     judge favours itself), or the upper end of its t interval (``use="ci_high"``).
+    ``use="equivalence"`` makes "no self-preference" a test: the one-sided TOST at ``alpha``
+    must show the mean rank change below the margin ``max_rank_change`` (> 0).
     """
+    from .stats.bias import equivalence_test
+
     _check_threshold(max_rank_change, "max_rank_change", _ANY)
-    _check_use(use, ("estimate", "ci_high"))
+    _check_use(use, ("estimate", "ci_high", "equivalence"))
+    if use == "equivalence" and not max_rank_change > 0:
+        raise ValueError(f"use='equivalence' needs a margin max_rank_change > 0, got {max_rank_change!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
     statistic = "self-preference rank change"
     failures = _parse_failure_lines(result, max_parse_failures)
     if failures:
         return _parse_gate(result, failures, "self_preference", statistic, max_rank_change, label, direction="max")
     t = result.test
     r = t.result
-    tested = t.mean_rank_change if use == "estimate" else t.ci_high
-    ok = tested <= max_rank_change
+    tost = equivalence_test(list(t.per_task), max_rank_change, alpha, two_sided=False) \
+        if use == "equivalence" else None
+    tested = t.mean_rank_change if use == "estimate" else t.ci_high if tost is None else tost.ci_high
+    ok = tested <= max_rank_change if tost is None else tost.equivalent
     rec = _metric_record(
         "self_preference", statistic, label, _Summary(t.mean_rank_change, t.ci_low, t.ci_high, t.n,
                                                       len(result.models)),
@@ -274,10 +285,11 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         rank_change=r.rank_change, share_higher=r.share_higher, share_lower=r.share_lower,
         share_equal=r.share_equal, p_sign=t.p_sign, n_dropped=result.n_dropped,
         item_scores={str(task): float(v) for task, v in zip(t.tasks, t.per_task)},
+        **({"equivalence": tost.to_dict(), "alpha": alpha} if tost is not None else {}),
     )
     attach_stability(rec, mean_gate_stability(list(t.per_task), max_rank_change, "max",
-                                               "mean" if use == "estimate" else "t_high", t.confidence,
-                                               name=statistic))
+                                               "mean" if use == "estimate" else "t_high",
+                                               t.confidence if tost is None else 1 - 2 * alpha, name=statistic))
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)
@@ -287,9 +299,14 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         f"  the judge ranks its own model higher than the reference on {t.n_higher} task(s), lower on "
         f"{t.n_lower}, the same on {t.n_equal} (sign test p = {t.p_sign:.3g}); leaderboard rank "
         f"{r.reference_rank} under the reference, {r.judge_rank} under the judge",
-        f"  the {'mean rank change' if use == 'estimate' else 'upper CI bound'} {tested:+.4f} exceeds "
-        f"max_rank_change {max_rank_change}",
     ]
+    if tost is None:
+        lines.append(f"  the {'mean rank change' if use == 'estimate' else 'upper CI bound'} {tested:+.4f} exceeds "
+                     f"max_rank_change {max_rank_change}")
+    else:
+        lines.append(f"  'no self-preference' is not shown: the one-sided equivalence test (TOST, alpha {alpha:g}) of "
+                     f"rank change < {max_rank_change} gives p = {tost.p:.3g}; the upper {1 - alpha:.0%} bound "
+                     f"{tost.ci_high:+.4f} is not below the margin")
     if result.n_dropped:
         lines.append(f"  {result.n_dropped} task(s) without a score for every model were left out")
     return _finish(rec, "\n".join(lines), result)

@@ -221,6 +221,9 @@ def test_length_gate_equivalence_shows_no_bias_with_enough_items(client, scripte
     rec = _last(_private_metric_sink, "length_bias")
     assert rec["use"] == "equivalence" and rec["test"] == "TOST (paired t)" and rec["equivalence"]["equivalent"]
     assert rec["equivalence"]["p"] < 0.05 and rec["items_needed"]["n"] <= 60 and rec["p_pass"] is not None
+    from pytest_judgerel.report.schema import validate
+
+    validate(dict(rec), REPORT_SCHEMA["$defs"]["record"], "length record")  # use="equivalence" is a known value
 
     few = probes.length_bias(judge, many[:10])
     with pytest.raises(JudgeReliabilityFailure) as exc:
@@ -265,6 +268,13 @@ def test_self_preference_gate(client, scripted):
     assert rec["kind"] == "self_preference" and rec["rank_change"] == 2 and rec["k"] == 3
     assert rec["p_sign"] == pytest.approx(0.5 ** 6)
     assert assert_no_self_preference(res, max_rank_change=2.0) is res
+    # every task +1.5 (no spread): the TOST shows it below 2.0, not below 1.0
+    assert assert_no_self_preference(res, max_rank_change=2.0, use="equivalence") is res
+    with pytest.raises(JudgeReliabilityFailure, match="'no self-preference' is not shown") as exc:
+        assert_no_self_preference(res, max_rank_change=1.0, use="equivalence")
+    assert exc.value.record["equivalence"]["p"] == 1.0 and exc.value.record["use"] == "equivalence"
+    with pytest.raises(ValueError, match="margin"):
+        assert_no_self_preference(res, max_rank_change=0.0, use="equivalence")
 
 
 # --------------------------------------------------------------------------- pass rate

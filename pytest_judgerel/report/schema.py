@@ -60,7 +60,7 @@ _RECORD = {
                            "threshold": _NUM_OR_NULL, "direction": {"enum": ["min", "max"]},
                            "passed": {"type": ["boolean", "null"]}},
             "additionalProperties": False}},
-        "use": {"enum": ["estimate", "ci_low"]},
+        "use": {"enum": ["estimate", "ci_low", "ci_high", "equivalence"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "n_omitted": {"type": "integer", "minimum": 0},
         "p_pass": {"type": ["number", "null"], "minimum": 0, "maximum": 1},

@@ -278,3 +278,18 @@ def test_predictive_p_pass_over_repeats_is_less_extreme_than_the_share(scheme):
         assert abs(pred.p_pass - 0.5) < abs(share.p_pass - 0.5)
     on = verdict_stability(stat, x, observed, resample=scheme, n_boot=2000, seed=0, predictive=True)
     assert 0.35 < on.p_pass < 0.6  # on its threshold: a coin flip (minus the ICC's small downward bias)
+
+
+def test_predictive_repeats_draw_deviations_from_all_items_pooled():
+    """The residual bootstrap: an item whose 3 repeats happen to agree still gets new samples
+    that differ (the model's items share one within-item variance); the plain repeats
+    bootstrap keeps such an item constant."""
+    from pytest_judgerel.stats.stability import _draw_deviations
+
+    dev = np.zeros((200, 4, 3))
+    dev[:, 1:, :] = np.array([-1.0, 0.0, 1.0])  # item 0: no spread of its own
+    rng = np.random.default_rng(0)
+    own = _draw_deviations(dev, rng, pooled=False)
+    pooled = _draw_deviations(dev, rng, pooled=True)
+    assert (own[:, 0, :] == 0).all()
+    assert pooled[:, 0, :].std() > 0.5 and set(np.unique(pooled)) <= {-1.0, 0.0, 1.0}

@@ -111,7 +111,7 @@ def test_order_blind_judge_keeps_its_verdict_when_answers_swap(judge):
 @pytest.mark.judge(model="scripted/first-wins")
 def test_first_position_judge_fails_the_position_gate(judge):
     result = probes.position_bias(judge, PAIRS)
-    with pytest.raises(JudgeReliabilityFailure, match="prefers whichever answer is shown first on 24"):
+    with pytest.raises(JudgeReliabilityFailure, match="significantly prefers the answer shown first \\(24 first"):
         assert_position_consistent(result, min_consistency=0.9)
 
 

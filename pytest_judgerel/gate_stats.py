@@ -1,10 +1,14 @@
 """What every reliability gate adds to its metric record: how far its verdict can be trusted.
 
-* ``p_pass``: the seeded bootstrap probability that the same gate passes on a resample of its
-  items (and of the judge's repeated samples, for an ICC over repeats); see
-  :mod:`pytest_judgerel.stats.stability`.  0.05 < p_pass < 0.95 marks the verdict unstable: a
-  rerun on other items or new samples may well flip it.  It covers the pooled check(s) of the
-  gate (every threshold at once); per-group verdicts are listed per group.
+* ``p_pass``: the predicted probability that the same gate passes on a rerun
+  (:mod:`pytest_judgerel.stats.stability`, ``predictive=True``: two-stage resampling, so the
+  rerun's own sampling noise counts as well as the uncertainty of this run).  Which rerun: where
+  the data has repeated judge samples per item (an ICC over repeats), a rerun on the *same items
+  with new judge samples* (what a cache refresh in CI does); ``p_pass_new_items`` then adds the
+  prediction for a rerun on *new items* (and new samples).  Where the data has no repeats,
+  ``p_pass`` predicts a rerun on new items.  0.05 < p_pass < 0.95 marks the verdict unstable.
+  It covers the pooled check(s) of the gate (every threshold at once); per-group verdicts are
+  listed per group.  ``benchmarks/bench_calibration.py`` checks the calibration.
 * ``repeats_needed``: for an ICC of single samples over repeats, how many samples per item
   the mean needs to reach the threshold (Spearman-Brown; :mod:`pytest_judgerel.stats.planning`),
   with the CI of that number.
@@ -14,13 +18,14 @@ Seeded (``SEED``), so a rerun on the same cache prints the same numbers.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from .errors import ReliabilityError
 
-__all__ = ["N_BOOT", "SEED", "icc_gate_stability", "scale_gate_stability", "agreement_gate_stability",
+__all__ = ["N_BOOT", "SEED", "RERUNS", "GateStability", "icc_gate_stability", "scale_gate_stability", "agreement_gate_stability",
            "mean_gate_stability", "repeats_plan", "attach_stability"]
 
 N_BOOT = 1000
@@ -61,6 +66,20 @@ def _icc_passes(form: str, use: str, confidence: float, threshold: float, column
     return test
 
 
+RERUNS = {"items": "new items", "repeats": "same items, new judge samples",
+          "items+repeats": "new items, new judge samples"}
+"""Which rerun a predictive p_pass of each resampling scheme predicts."""
+
+
+@dataclass(frozen=True)
+class GateStability:
+    """The p_pass of a gate whose data has repeats: ``same_items`` (a rerun with new judge samples
+    on the same items; the record's ``p_pass``) and ``new_items`` (``p_pass_new_items``)."""
+
+    same_items: Any
+    new_items: Any
+
+
 def _stability(tests: list[Callable[[np.ndarray], np.ndarray]], matrix: np.ndarray, resample: str,
                name: str) -> Any:
     from .stats.stability import verdict_stability
@@ -69,20 +88,25 @@ def _stability(tests: list[Callable[[np.ndarray], np.ndarray]], matrix: np.ndarr
     statistic.name = name  # type: ignore[attr-defined]
     try:
         return verdict_stability(statistic, matrix, 0.5, "min", resample=resample, n_boot=N_BOOT, seed=SEED,
-                                 nan_policy="omit")
+                                 nan_policy="omit", predictive=True)
     except ReliabilityError:
         return None  # e.g. fewer than 2 complete items: no verdict to resample
 
 
 def icc_gate_stability(ratings: Any, form: str, use: str, confidence: float, threshold: float,
                        over_repeats: bool) -> Any:
-    """p_pass of ``ICC(form) >= threshold`` (``use``: estimate or lower CI bound) on the items
-    (and, ``over_repeats``, the repeated samples) of ``ratings``."""
+    """p_pass of ``ICC(form) >= threshold`` (``use``: estimate or lower CI bound): over repeats a
+    :class:`GateStability` (same items with new samples, and new items), otherwise the rerun on
+    new items of ``ratings``."""
     matrix = np.asarray(ratings.to_matrix() if hasattr(ratings, "to_matrix") else ratings, dtype=float)
     if matrix.ndim != 2 or matrix.shape[1] < 2:
         return None
-    return _stability([_icc_passes(form, use, confidence, threshold)], matrix,
-                      "items+repeats" if over_repeats else "items", f"ICC({form}) >= {threshold:g}")
+    tests = [_icc_passes(form, use, confidence, threshold)]
+    name = f"ICC({form}) >= {threshold:g}"
+    if not over_repeats:
+        return _stability(tests, matrix, "items", name)
+    same = _stability(tests, matrix, "repeats", name)
+    return None if same is None else GateStability(same, _stability(tests, matrix, "items+repeats", name))
 
 
 def scale_gate_stability(normalized: Any, form: str, use: str, confidence: float, min_icc: float,
@@ -113,12 +137,17 @@ def agreement_gate_stability(human_means: Any, judge_means: Any, min_icc: float 
 
 
 def _bound(kind: str, confidence: float) -> Callable[[np.ndarray], np.ndarray]:
-    """Per resample (rows of ``x``, shape (B, n)): the mean, its Student t bounds, or the Wilson
-    bounds of a share of 0/1 values (Wilson 1927), as the probe gates compute them."""
+    """Per resample (rows of ``x``, shape (B, n)): the mean, its Student t bounds, the Wilson
+    bounds of a share of 0/1 values (Wilson 1927), or (``sign_p``) the exact two-sided sign-test
+    p value of the +1 against the -1 entries, as the probe gates compute them."""
     from scipy import stats as st
 
     def f(x: np.ndarray) -> np.ndarray:
         n = x.shape[1]
+        if kind == "sign_p":  # x holds +1 (first position won), -1 (second), 0: exact two-sided sign test
+            first, second = (x > 0).sum(axis=1), (x < 0).sum(axis=1)
+            tail = st.binom.cdf(np.minimum(first, second), first + second, 0.5)
+            return np.where(first + second == 0, 1.0, np.minimum(1.0, 2 * tail))
         mean = x.mean(axis=1)
         if kind == "mean":
             return mean
@@ -143,7 +172,7 @@ def mean_gate_stability(values: Any, threshold: float, direction: str, bound: st
                         confidence: float = 0.95, extra: list[tuple[int, str, float, str]] = (), name: str = ""
                         ) -> Any:
     """p_pass of a gate on per-item values (a column each): ``bound`` of column 0 (``mean``,
-    ``abs_mean``, ``t_low``, ``t_high``, ``abs_t``, ``wilson_low``, ``wilson_high``) against
+    ``abs_mean``, ``t_low``, ``t_high``, ``abs_t``, ``wilson_low``, ``wilson_high``, ``sign_p``) against
     ``threshold`` in ``direction``; ``extra`` adds ``(column, bound, threshold, direction)``
     checks that must pass too.  Items are resampled with replacement."""
     matrix = np.asarray(values, dtype=float)
@@ -176,11 +205,20 @@ def repeats_plan(result: Any, threshold: float) -> Any:
 
 
 def attach_stability(rec: dict[str, Any], stability: Any) -> None:
-    """Put ``p_pass`` (and the whole stability result) into a metric record."""
+    """Put ``p_pass`` (and ``p_pass_new_items`` for data with repeats; the stability details
+    under ``stability``) into a metric record."""
     if stability is None:
         rec["p_pass"] = None
         return
+    new_items = None
+    if isinstance(stability, GateStability):
+        stability, new_items = stability.same_items, stability.new_items
     rec["p_pass"] = stability.p_pass
     rec["stability"] = {"p_pass": stability.p_pass, "unstable": stability.unstable, "n_boot": stability.n_boot,
                         "seed": stability.seed, "resample": stability.resample,
-                        "n_undefined": stability.n_undefined, "statistic": stability.statistic}
+                        "n_undefined": stability.n_undefined, "statistic": stability.statistic,
+                        "predictive": stability.predictive, "predicts": RERUNS[stability.resample]}
+    if new_items is not None:
+        rec["p_pass_new_items"] = new_items.p_pass
+        rec["stability"]["p_pass_new_items"] = new_items.p_pass
+        rec["stability"]["new_items_resample"] = new_items.resample

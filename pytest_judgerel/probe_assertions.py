@@ -46,19 +46,31 @@ def _check_use(use: str, allowed: tuple[str, ...]) -> None:
 
 # ---------------------------------------------------------------------- position
 def assert_position_consistent(result: Any, min_consistency: float, *, use: str = "estimate",
-                               max_first_preference: float | None = None, max_parse_failures: int | None = None,
-                               label: str | None = None) -> Any:
-    """Assert the judge gives the same verdict when a pair's answers swap places.
+                               alpha: float | None = 0.05, max_first_preference: float | None = None,
+                               max_parse_failures: int | None = None, label: str | None = None) -> Any:
+    """Assert the judge gives the same verdict when a pair's answers swap places, and shows no
+    position preference.
 
-    ``result`` comes from :func:`pytest_judgerel.probes.position_bias`.  The consistency rate
-    (or its lower Wilson bound, ``use="ci_low"``) must reach ``min_consistency``; with
-    ``max_first_preference``, the share of pairs won by whichever answer is shown first must
-    not exceed it either.
+    ``result`` comes from :func:`pytest_judgerel.probes.position_bias`.  Two separate checks:
+
+    * **consistency** (noise): the share of pairs with the same verdict in both orders (or, with
+      ``use="ci_low"``, its lower Wilson bound) must reach ``min_consistency``;
+    * **position preference** (bias): the exact two-sided sign test of the pairs won by the
+      first position both times against those won by the second must not be significant at
+      ``alpha`` (``None`` turns the test off).  A judge without position bias that is merely
+      noisy loses consistency on both sides alike and passes this check.
+
+    ``max_first_preference`` caps the share of pairs won by whichever answer is shown first; it
+    honours ``use``: the point estimate, or with ``use="ci_low"`` its lower Wilson bound (the cap
+    then fails only when the data show the share above it).  The failure message says which
+    check failed.
     """
     _check_threshold(min_consistency, "min_consistency", UNIT_RANGE)
     _check_use(use, ("estimate", "ci_low"))
     if max_first_preference is not None:
         _check_threshold(max_first_preference, "max_first_preference", UNIT_RANGE)
+    if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1):
+        raise ValueError(f"alpha must lie strictly between 0 and 1 (or be None), got {alpha!r}")
     statistic = "position consistency"
     failures = _parse_failure_lines(result, max_parse_failures)
     if failures:
@@ -68,41 +80,59 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
                            statistic, min_consistency, label)
     s = result.stats
     c = s.consistency
+    fp, sp = s.first_preference, s.second_preference
     tested = c.value if use == "estimate" else c.ci_low
+    first_tested = fp.value if use == "estimate" else fp.ci_low
+    p_position = s.p_position
     ok_consistency = tested >= min_consistency
-    ok_first = max_first_preference is None or s.first_preference.value <= max_first_preference
+    ok_position = alpha is None or p_position >= alpha
+    ok_first = max_first_preference is None or first_tested <= max_first_preference
     worst = [{"item": pid, "detail": _verdict_detail(f, r, o)} for pid, f, r, o in result.inconsistent_pairs()[:_WORST]]
     rec = _metric_record(
         "position_bias", statistic, label, _Summary(c.value, c.ci_low, c.ci_high, s.n_valid, 2), min_consistency,
         "min", result, use=use, worst_items=worst, confidence=c.confidence,
-        first_preference=s.first_preference.to_dict(), second_preference=s.second_preference.to_dict(),
+        first_preference=fp.to_dict(), second_preference=sp.to_dict(), n_first=s.n_first, n_second=s.n_second,
+        p_position=p_position, alpha=alpha, position_preference=not ok_position, low_consistency=not ok_consistency,
         n_missing=s.n_missing, n_tie_mismatch=s.n_tie_mismatch, max_first_preference=max_first_preference,
         item_scores={pid: float(o != "consistent") for pid, _f, _r, o in result.verdicts if o != "missing"},
     )
     outcomes = [o for _pid, _f, _r, o in result.verdicts if o != "missing"]
-    per_pair = [[float(o == "consistent"), float(o == "first")] for o in outcomes]
+    per_pair = [[float(o == "consistent"), float(o == "first"), float(o == "first") - float(o == "second")]
+                for o in outcomes]
+    extra = [(1, "mean" if use == "estimate" else "wilson_low", max_first_preference, "max")] \
+        if max_first_preference is not None else []
+    if alpha is not None:
+        extra.append((2, "sign_p", alpha, "min"))
     attach_stability(rec, mean_gate_stability(
         per_pair, min_consistency, "min", "mean" if use == "estimate" else "wilson_low", c.confidence,
-        extra=[(1, "mean", max_first_preference, "max")] if max_first_preference is not None else [],
-        name=statistic))
-    ok = ok_consistency and ok_first
+        extra=extra, name=statistic))
+    ok = ok_consistency and ok_position and ok_first
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)
-    fp, sp = s.first_preference, s.second_preference
     lines = [
         f"{_head(label)}position consistency = {c.value:.4f} [{c.confidence:.0%} Wilson CI {c.ci_low:.4f}, "
         f"{c.ci_high:.4f}] ({c.count} of {s.n_valid} pairs keep their verdict when the answers swap)",
-        f"  prefers whichever answer is shown first on {fp.count} pair(s) ({fp.value:.3f} "
-        f"[CI {fp.ci_low:.3f}, {fp.ci_high:.3f}]), the second on {sp.count} ({sp.value:.3f}); "
-        f"{s.n_tie_mismatch} tie in one order only",
+        f"  the answer shown first won both orders on {s.n_first} pair(s) ({fp.value:.3f} [CI {fp.ci_low:.3f}, "
+        f"{fp.ci_high:.3f}]), the answer shown second on {s.n_second} ({sp.value:.3f}); exact two-sided sign test "
+        f"p = {p_position:.3g}; {s.n_tie_mismatch} tie in one order only",
     ]
+    if not ok_position:
+        lines.append(f"  position preference: the judge significantly prefers the answer shown {s.preferred} "
+                     f"({s.n_first} first vs {s.n_second} second wins, p = {p_position:.3g} < alpha {alpha:g})")
     if not ok_consistency:
         what = "consistency" if use == "estimate" else "lower CI bound of the consistency"
-        lines.append(f"  the {what} {tested:.4f} is below the threshold {min_consistency}")
+        if alpha is None:
+            cause = ""
+        elif not ok_position:
+            cause = " (the position preference above accounts for part of it)"
+        else:
+            cause = (f"; with no significant position preference (sign test p = {p_position:.3g}) the inconsistent "
+                     "verdicts are noise (they change between calls), not a bias toward a position")
+        lines.append(f"  low consistency: the {what} {tested:.4f} is below the threshold {min_consistency}{cause}")
     if not ok_first:
-        lines.append(f"  the first-position preference {fp.value:.4f} exceeds max_first_preference "
-                     f"{max_first_preference}")
+        what = "first-position preference" if use == "estimate" else "lower CI bound of the first-position preference"
+        lines.append(f"  the {what} {first_tested:.4f} exceeds max_first_preference {max_first_preference}")
     if s.n_missing:
         lines.append(f"  {s.n_missing} pair(s) without a readable verdict in both orders were left out")
     if worst:
@@ -119,26 +149,54 @@ def _verdict_detail(forward: str | None, reverse: str | None, outcome: str) -> s
 
 # ---------------------------------------------------------------------- length
 def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate", two_sided: bool = False,
-                          max_parse_failures: int | None = None, label: str | None = None) -> Any:
+                          alpha: float = 0.05, power: float = 0.8, max_parse_failures: int | None = None,
+                          label: str | None = None) -> Any:
     """Assert content-free padding does not raise the judge's score by more than ``max_shift``.
 
     ``result`` comes from :func:`pytest_judgerel.probes.length_bias`; the shift is the mean of
-    (padded - original) scores normalised to [0, 1].  ``use="ci_high"`` gates the upper end of
-    the paired t interval instead (stricter).  With ``two_sided`` a drop counts as well
-    (the absolute shift is gated).
+    (padded - original) scores normalised to [0, 1].  ``use``:
+
+    * ``"estimate"``: the mean shift must not exceed ``max_shift`` (no error control);
+    * ``"ci_high"``: the upper end of the paired t interval must not exceed it;
+    * ``"equivalence"``: the claim "no length bias" as a test: two one-sided t tests (TOST) at
+      level ``alpha`` with the margin ``max_shift`` must show the shift below it (a judge with
+      a shift of ``max_shift`` passes at most ``alpha`` of the time).  The record and the
+      message give the items the claim needs for ``power`` when the judge has no bias at all
+      (:func:`pytest_judgerel.stats.equivalence_sample_size`).
+
+    With ``two_sided`` a drop counts as well (the absolute shift is gated; TOST then tests
+    ``-max_shift < shift < max_shift``).
     """
+    from .stats.bias import equivalence_test
+    from .stats.planning import equivalence_sample_size
+
     _check_threshold(max_shift, "max_shift", (-1.0, 1.0))
-    _check_use(use, ("estimate", "ci_high"))
+    _check_use(use, ("estimate", "ci_high", "equivalence"))
+    if use == "equivalence" and not max_shift > 0:
+        raise ValueError(f"use='equivalence' needs a margin max_shift > 0, got {max_shift!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
+        raise ValueError(f"power must lie strictly between 0 and 1, got {power!r}")
     statistic = "length shift"
     failures = _parse_failure_lines(result, max_parse_failures)
     if failures:
         return _parse_gate(result, failures, "length_bias", statistic, max_shift, label, direction="max")
     sh = result.shift
-    if two_sided:
-        tested = abs(sh.mean) if use == "estimate" else max(abs(sh.ci_low), abs(sh.ci_high))
+    shifts = [v for v in result.item_shifts.values() if v is not None]
+    tost = plan = None
+    if use == "equivalence":
+        tost = equivalence_test(shifts, max_shift, alpha, two_sided)
+        tested = max(abs(tost.ci_low), abs(tost.ci_high)) if two_sided else tost.ci_high
+        ok = tost.equivalent
+        if tost.sd > 0:
+            plan = equivalence_sample_size(max_shift, tost.sd, alpha=alpha, power=power, two_sided=two_sided)
     else:
-        tested = sh.mean if use == "estimate" else sh.ci_high
-    ok = tested <= max_shift
+        if two_sided:
+            tested = abs(sh.mean) if use == "estimate" else max(abs(sh.ci_low), abs(sh.ci_high))
+        else:
+            tested = sh.mean if use == "estimate" else sh.ci_high
+        ok = tested <= max_shift
     sc = result.scale
     worst = [{"item": i, "detail": f"{s:+.3f} of the scale range ({s * sc.range:+.3g} on {sc.name})", "shift": s}
              for i, s in result.largest_shifts(_WORST)]
@@ -146,24 +204,41 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     rec = _metric_record(
         "length_bias", statistic, label, _Summary(sh.mean, sh.ci_low, sh.ci_high, sh.n), max_shift, "max", result,
         use=use, two_sided=two_sided, worst_items=worst, confidence=sh.confidence, p=sh.p, p_greater=sh.p_greater,
-        test="paired t", scale=sc.name, field=result.field, length_ratio=result.length_ratio,
-        n_omitted=result.n_omitted, item_scores=loss,
+        test="TOST (paired t)" if tost is not None else "paired t", scale=sc.name, field=result.field,
+        length_ratio=result.length_ratio, n_omitted=result.n_omitted, item_scores=loss,
+        **({"equivalence": tost.to_dict(), "alpha": alpha} if tost is not None else {}),
+        **({"items_needed": plan.to_dict()} if plan is not None else {}),
     )
-    shifts = [v for v in result.item_shifts.values() if v is not None]
-    kind = ("abs_mean" if use == "estimate" else "abs_t") if two_sided else ("mean" if use == "estimate" else "t_high")
-    attach_stability(rec, mean_gate_stability(shifts, max_shift, "max", kind, sh.confidence, name=statistic))
+    if use == "equivalence":  # the TOST decision is the (1 - 2 alpha) interval inside the margin
+        kind, conf = ("abs_t" if two_sided else "t_high"), 1 - 2 * alpha
+    else:
+        kind = ("abs_mean" if use == "estimate" else "abs_t") if two_sided else ("mean" if use == "estimate" else "t_high")
+        conf = sh.confidence
+    attach_stability(rec, mean_gate_stability(shifts, max_shift, "max", kind, conf, name=statistic))
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)
     lines = [
         f"{_head(label)}length shift = {sh.mean:+.4f} of the scale range [{sh.confidence:.0%} CI {sh.ci_low:+.4f}, "
         f"{sh.ci_high:+.4f}], paired t p = {sh.p:.3g} (n = {sh.n} items; {sh.mean * sc.range:+.3g} points on {sc.name})",
-        f"  padding {result.field!r} with content-free sentences to {result.length_ratio:.1f}x its length "
-        f"{'raised' if sh.mean > 0 else 'changed'} the judge's scores",
     ]
-    what = ("|shift|" if two_sided else "shift") if use == "estimate" else \
-        ("largest |CI bound|" if two_sided else "upper CI bound of the shift")
-    lines.append(f"  the {what} {tested:.4f} exceeds max_shift {max_shift}")
+    if tost is not None:
+        side = f"-{max_shift} < shift < {max_shift}" if two_sided else f"shift < {max_shift}"
+        lines.append(f"  'no length bias' is not shown: the equivalence test (TOST, alpha {alpha:g}) of {side} gives "
+                     f"p = {tost.p:.3g}; its {1 - 2 * alpha:.0%} interval [{tost.ci_low:+.4f}, {tost.ci_high:+.4f}] "
+                     "is not inside the margin")
+        if plan is not None and plan.n is not None:
+            lines.append(f"  showing it with power {power:g} for a judge without bias needs about {plan.n} items at "
+                         f"this spread (sd {tost.sd:.3g} of the per-item shifts); this run has {tost.n}")
+        if sh.p < 0.05:
+            lines.append(f"  the shift is also significantly different from 0 (paired t p = {sh.p:.3g}): padding "
+                         f"{'raised' if sh.mean > 0 else 'lowered'} the judge's scores")
+    else:
+        lines.append(f"  padding {result.field!r} with content-free sentences to {result.length_ratio:.1f}x its "
+                     f"length {'raised' if sh.mean > 0 else 'changed'} the judge's scores")
+        what = ("|shift|" if two_sided else "shift") if use == "estimate" else \
+            ("largest |CI bound|" if two_sided else "upper CI bound of the shift")
+        lines.append(f"  the {what} {tested:.4f} exceeds max_shift {max_shift}")
     if result.n_omitted:
         lines.append(f"  {result.n_omitted} item(s) without a score in both versions were left out")
     if worst:
@@ -174,23 +249,34 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
 
 # ---------------------------------------------------------------------- self-preference
 def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str = "estimate",
-                              max_parse_failures: int | None = None, label: str | None = None) -> Any:
+                              alpha: float = 0.05, max_parse_failures: int | None = None,
+                              label: str | None = None) -> Any:
     """Assert the judge does not lift its own model's outputs above where the reference puts them.
 
     ``result`` comes from :func:`pytest_judgerel.probes.self_preference`; the gated value is the
     mean per-task rank change of the own model (reference rank - judge rank; positive = the
     judge favours itself), or the upper end of its t interval (``use="ci_high"``).
+    ``use="equivalence"`` makes "no self-preference" a test: the one-sided TOST at ``alpha``
+    must show the mean rank change below the margin ``max_rank_change`` (> 0).
     """
+    from .stats.bias import equivalence_test
+
     _check_threshold(max_rank_change, "max_rank_change", _ANY)
-    _check_use(use, ("estimate", "ci_high"))
+    _check_use(use, ("estimate", "ci_high", "equivalence"))
+    if use == "equivalence" and not max_rank_change > 0:
+        raise ValueError(f"use='equivalence' needs a margin max_rank_change > 0, got {max_rank_change!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
     statistic = "self-preference rank change"
     failures = _parse_failure_lines(result, max_parse_failures)
     if failures:
         return _parse_gate(result, failures, "self_preference", statistic, max_rank_change, label, direction="max")
     t = result.test
     r = t.result
-    tested = t.mean_rank_change if use == "estimate" else t.ci_high
-    ok = tested <= max_rank_change
+    tost = equivalence_test(list(t.per_task), max_rank_change, alpha, two_sided=False) \
+        if use == "equivalence" else None
+    tested = t.mean_rank_change if use == "estimate" else t.ci_high if tost is None else tost.ci_high
+    ok = tested <= max_rank_change if tost is None else tost.equivalent
     rec = _metric_record(
         "self_preference", statistic, label, _Summary(t.mean_rank_change, t.ci_low, t.ci_high, t.n,
                                                       len(result.models)),
@@ -199,10 +285,11 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         rank_change=r.rank_change, share_higher=r.share_higher, share_lower=r.share_lower,
         share_equal=r.share_equal, p_sign=t.p_sign, n_dropped=result.n_dropped,
         item_scores={str(task): float(v) for task, v in zip(t.tasks, t.per_task)},
+        **({"equivalence": tost.to_dict(), "alpha": alpha} if tost is not None else {}),
     )
     attach_stability(rec, mean_gate_stability(list(t.per_task), max_rank_change, "max",
-                                               "mean" if use == "estimate" else "t_high", t.confidence,
-                                               name=statistic))
+                                               "mean" if use == "estimate" else "t_high",
+                                               t.confidence if tost is None else 1 - 2 * alpha, name=statistic))
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, result)
@@ -212,9 +299,14 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         f"  the judge ranks its own model higher than the reference on {t.n_higher} task(s), lower on "
         f"{t.n_lower}, the same on {t.n_equal} (sign test p = {t.p_sign:.3g}); leaderboard rank "
         f"{r.reference_rank} under the reference, {r.judge_rank} under the judge",
-        f"  the {'mean rank change' if use == 'estimate' else 'upper CI bound'} {tested:+.4f} exceeds "
-        f"max_rank_change {max_rank_change}",
     ]
+    if tost is None:
+        lines.append(f"  the {'mean rank change' if use == 'estimate' else 'upper CI bound'} {tested:+.4f} exceeds "
+                     f"max_rank_change {max_rank_change}")
+    else:
+        lines.append(f"  'no self-preference' is not shown: the one-sided equivalence test (TOST, alpha {alpha:g}) of "
+                     f"rank change < {max_rank_change} gives p = {tost.p:.3g}; the upper {1 - alpha:.0%} bound "
+                     f"{tost.ci_high:+.4f} is not below the margin")
     if result.n_dropped:
         lines.append(f"  {result.n_dropped} task(s) without a score for every model were left out")
     return _finish(rec, "\n".join(lines), result)
@@ -222,13 +314,16 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
 
 # ---------------------------------------------------------------------- corrected pass rate
 def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, calibration: Any = None,
-                     use: str = "estimate", confidence: float = 0.95, label: str | None = None) -> Any:
+                     use: str = "estimate", confidence: float = 0.95, interval: str = "score",
+                     label: str | None = None) -> Any:
     """Assert the judge-error-corrected pass rate reaches ``min_rate``.
 
     ``passed``/``n``/``calibration`` as for :func:`pytest_judgerel.stats.corrected_pass_rate`
     (or ``passed`` is already a :class:`~pytest_judgerel.stats.CorrectedPassRate`).
     ``use="ci_low"`` gates the lower confidence bound, which includes the uncertainty of the
-    judge's specificity and sensitivity.
+    judge's specificity and sensitivity; ``interval`` picks its method (``"score"``, default, or
+    Lee et al.'s ``"lee"``).  The record's ``p_pass`` is null: the interval already carries the
+    uncertainty of both the test set and the calibration set.
     """
     from .stats.pass_rate import CorrectedPassRate, corrected_pass_rate
 
@@ -242,7 +337,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         if calibration is None:
             raise ValueError("assert_pass_rate corrects the judge's pass rate for its errors: pass calibration="
                              "[(judge verdict, human label), ...] from a human-labelled calibration set")
-        res = corrected_pass_rate(passed, n, calibration=calibration, confidence=confidence)
+        res = corrected_pass_rate(passed, n, calibration=calibration, confidence=confidence, interval=interval)
     tested = res.value if use == "estimate" else res.ci_low
     ok = tested >= min_rate
     cal = res.calibration
@@ -251,7 +346,9 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         "min", None, use=use, confidence=res.confidence, observed=res.observed, passed_count=res.passed,
         specificity=cal.specificity, sensitivity=cal.sensitivity, n_negative=cal.n_negative,
         n_positive=cal.n_positive, unclipped=res.unclipped,
+        interval_method=res.interval,
     )
+    attach_stability(rec, None)  # p_pass: null, as documented: the interval carries the calibration uncertainty
     rec["passed"] = ok
     if ok:
         return _finish(rec, None, res)

@@ -97,7 +97,12 @@ def test_a_failing_repeat_icc_gate_names_the_samples_needed(scripted):
     assert "aggregate='mean'" in str(info.value)
     record = [r for r in rec.records if r.get("kind") == "icc"][0]
     assert record["repeats_needed"]["repeats"] == expected.repeats
-    assert record["stability"]["resample"] == "items+repeats"  # repeats of one judge are resampled too
+    # p_pass predicts a rerun with new judge samples on the same items; p_pass_new_items new items too
+    assert record["stability"]["resample"] == "repeats" and record["stability"]["predictive"] is True
+    assert record["stability"]["predicts"] == "same items, new judge samples"
+    assert record["stability"]["new_items_resample"] == "items+repeats"
+    assert 0 <= record["p_pass_new_items"] <= 1
+    assert record["stability"]["p_pass_new_items"] == record["p_pass_new_items"]
 
 
 def test_rate_aggregate_mean_is_the_mean_of_the_repeats(scripted):

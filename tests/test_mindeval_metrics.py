@@ -432,3 +432,22 @@ def test_an_interaction_nobody_rated_gives_no_numpy_warning():
         warnings.simplefilter("error")  # "Mean of empty slice" would fail here
         assert kendall_vs_annotators([1.0, 2.0, 3.0, 4.0], human).n == 3
         assert judge_mipsa([1.0, 2.0, 3.0, 4.0], human, ["p", "p", "p", "p"]).vs_average == 1.0
+
+
+def test_average_annotator_is_exact_so_equal_averages_tie():
+    """(1.0 + 1.6) / 2 and (1.2 + 1.4) / 2 are both 13/10, but floating-point means differ in the
+    last bit; the average annotator is computed exactly and rounded once, so they tie."""
+    from fractions import Fraction
+
+    from pytest_judgerel.mindeval.metrics import _average_annotator, _rational
+
+    assert np.mean([1.0, 1.6]) != np.mean([1.2, 1.4])  # the rounding the exact mean avoids
+    avg = _average_annotator(np.array([[1.0, 1.6], [1.2, 1.4], [np.nan, 2.2], [np.nan, np.nan]]))
+    assert avg[0] == avg[1] == 1.3 and avg[2] == 2.2 and np.isnan(avg[3])
+    assert _rational(0.1 + 0.2) == Fraction(3, 10) and _rational(17 / 5) == Fraction(17, 5)
+    assert _rational(np.pi) == Fraction(np.pi)  # no simple fraction rounds to it: kept exact
+    # judge vs the average annotator: the tie is seen by MIPSA (sign policy) and Kendall tau-b
+    judge = [1.0, 2.0, 3.0, 4.0]
+    human = [[1.0, 1.6], [1.2, 1.4], [2.0, 2.0], [3.0, 3.0]]
+    k = kendall_vs_annotators(judge, human)
+    assert k.vs_average == pytest.approx(kendalltau(judge, [1.3, 1.3, 2.0, 3.0]).statistic, abs=1e-15)

@@ -13,6 +13,7 @@ import json
 import math
 import random
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -183,7 +184,9 @@ def test_annotator_agreement_matches_scipy_kendall_and_a_hand_written_mipsa(tmp_
         assert res.kendall[i][j] == pytest.approx(kendalltau(m[:, i], m[:, j]).statistic, abs=1e-12)
         assert res.mipsa[i][j] == pytest.approx(_mipsa_by_hand(m[:, i], m[:, j], patients, systems), abs=1e-12)
     for i in range(4):
-        others = np.delete(m, i, axis=1).mean(axis=1)  # the paper's Avg. P for annotator i
+        # the paper's Avg. P for annotator i, averaged exactly (scores are tenths) and rounded once
+        others = np.array([float(sum(Fraction(v).limit_denominator(100) for v in row) / 3)
+                           for row in np.delete(m, i, axis=1)])
         assert res.kendall_vs_others[i] == pytest.approx(kendalltau(m[:, i], others).statistic, abs=1e-12)
         assert res.mipsa_vs_others[i] == pytest.approx(_mipsa_by_hand(m[:, i], others, patients, systems), abs=1e-12)
     flipped = res.reordered(ANNOTATORS[::-1])
@@ -276,3 +279,63 @@ def test_too_few_annotators_for_the_mean_of_the_others(tmp_path):
     convs = load_human_annotations(write(tmp_path, recs))
     with pytest.raises(RatingsError, match="at least 3 annotators"):
         annotator_agreement(convs)
+
+
+def _exact_kendall_b(x, y):
+    """Kendall tau-b from exact comparisons of rationals (Kendall 1945): (C - D) / sqrt((n0 - n1)(n0 - n2))."""
+    conc = disc = tie_x = tie_y = pairs = 0
+    for i, j in itertools.combinations(range(len(x)), 2):
+        pairs += 1
+        dx, dy = (x[i] > x[j]) - (x[i] < x[j]), (y[i] > y[j]) - (y[i] < y[j])
+        tie_x += dx == 0
+        tie_y += dy == 0
+        conc += dx * dy > 0
+        disc += dx * dy < 0
+    return (conc - disc) / math.sqrt((pairs - tie_x) * (pairs - tie_y))
+
+
+def _exact_mipsa(x, y, patients, systems):
+    """Equation (1), sign tie policy, on rationals: per patient the share of system pairs whose
+    signs agree; averaged as a Fraction."""
+    shares = []
+    for p in dict.fromkeys(patients):
+        idx = sorted((i for i in range(len(x)) if patients[i] == p), key=lambda i: systems[i])
+        pairs = list(itertools.combinations(idx, 2))
+        sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
+        agree = sum(sign(x[i] - x[j]) == sign(y[i] - y[j]) for i, j in pairs)
+        shares.append(Fraction(agree, len(pairs)))
+    return sum(shares, Fraction(0)) / len(shares)
+
+
+@pytest.mark.parametrize("axis", [None, "CAC", "ASCQ"])
+def test_vs_the_others_equals_exact_rational_arithmetic(tmp_path, axis):
+    """The mean of the other annotators compared exactly: sub-criteria are integers, so every
+    axis value, interaction mean and mean of the others is a rational computed here with
+    Fractions; ties among the averages (e.g. 7/3 + 10/3 = 8/3 + 9/3) must count as ties."""
+    recs, truth = synthetic(n_patients=40, seed=11, zeros=False)
+    convs = load_human_annotations(write(tmp_path, recs))
+
+    def exact_axis(scores, ax):
+        vals = [Fraction(scores[c]) for c in AXES[ax]]
+        return sum(vals, Fraction(0)) / len(vals)
+
+    def exact_score(scores):
+        if axis is not None:
+            return exact_axis(scores, axis)
+        return sum((exact_axis(scores, ax) for ax in AXES), Fraction(0)) / len(AXES)
+
+    m = [[exact_score(truth[c.conversation_id][2][a]) for a in ANNOTATORS] for c in convs]
+    patients = [truth[c.conversation_id][1] for c in convs]
+    systems = [c.system for c in convs]
+    res = annotator_agreement(convs, axis)
+    float_ties_differ = 0
+    for i in range(4):
+        own = [row[i] for row in m]
+        others = [sum((row[j] for j in range(4) if j != i), Fraction(0)) / 3 for row in m]
+        assert res.mipsa_vs_others[i] == pytest.approx(float(_exact_mipsa(own, others, patients, systems)), abs=1e-15)
+        assert res.kendall_vs_others[i] == pytest.approx(_exact_kendall_b(own, others), abs=1e-14)
+        rounded = np.delete(np.array(m, dtype=float), i, axis=1).mean(axis=1)
+        float_ties_differ += sum(
+            (others[a] == others[b]) != (rounded[a] == rounded[b]) for a, b in itertools.combinations(range(len(m)), 2))
+    if axis is None:
+        assert float_ties_differ > 0  # the data holds averages that floating-point means would not tie

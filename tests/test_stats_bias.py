@@ -99,3 +99,84 @@ def test_paired_shift_drops_missing_pairs():
 def test_paired_shift_needs_two_pairs():
     with pytest.raises(ReliabilityError, match="at least 2"):
         paired_shift([0.1, np.nan], [0.2, 0.3])
+
+
+# --------------------------------------------------------------------------- sign test
+def test_sign_test_by_hand_and_against_scipy():
+    from pytest_judgerel.stats import sign_test_p
+
+    # 8 first vs 2 second: P(X <= 2 | n = 10) = (1 + 10 + 45) / 1024; two-sided doubles it
+    assert sign_test_p(8, 2) == pytest.approx(2 * 56 / 1024, abs=1e-15)
+    assert sign_test_p(2, 8) == sign_test_p(8, 2)
+    assert sign_test_p(5, 5) == 1.0 and sign_test_p(0, 0) == 1.0
+    for f, s in [(36, 16), (0, 7), (30, 22), (100, 70)]:
+        assert sign_test_p(f, s) == pytest.approx(sps.binomtest(f, f + s, 0.5).pvalue, rel=1e-12)
+    with pytest.raises(ReliabilityError, match="count"):
+        sign_test_p(-1, 3)
+
+
+def test_position_consistency_reports_first_and_second_wins_and_the_sign_test():
+    forward = ["A"] * 9 + ["B"] * 3 + ["A", "B"] * 4 + [None]
+    reverse = ["A"] * 9 + ["B"] * 3 + ["B", "A"] * 4 + ["A"]
+    r = position_consistency(forward, reverse)
+    assert (r.n_first, r.n_second, r.n_valid) == (9, 3, 20) and r.consistency.count == 8
+    assert r.p_position == pytest.approx(sps.binomtest(9, 12).pvalue) and r.preferred == "first"
+    d = r.to_dict()
+    assert d["n_first"] == 9 and d["n_second"] == 3 and d["p_position"] == r.p_position
+
+
+def test_noisy_judge_without_bias_loses_consistency_but_not_the_sign_test():
+    """A judge that answers at random on 20% of calls: consistency near 0.82, first and second
+    wins alike; the sign test stays quiet at about its nominal rate."""
+    rng = np.random.default_rng(3)
+    alarms, low = 0, 0
+    for _ in range(400):
+        truth = rng.random(100) < 0.5  # which answer is better
+        calls = []
+        for swapped in (False, True):
+            right = np.where(truth != swapped, "A", "B")
+            noise = rng.random(100) < 0.2
+            calls.append(np.where(noise, np.where(rng.random(100) < 0.5, "A", "B"), right))
+        r = position_consistency(list(calls[0]), list(calls[1]))
+        alarms += r.p_position < 0.05
+        low += r.consistency.value < 0.85
+    assert alarms / 400 <= 0.06 and low / 400 >= 0.6  # consistency 0.9^2 + 0.1^2 = 0.82 on average
+
+
+# --------------------------------------------------------------------------- TOST
+def test_equivalence_test_is_two_one_sided_t_tests():
+    from pytest_judgerel.stats import equivalence_test
+
+    d = np.random.default_rng(4).normal(0.01, 0.1, 60)
+    res = equivalence_test(d, 0.05)
+    lower = sps.ttest_1samp(d, -0.05, alternative="greater").pvalue
+    upper = sps.ttest_1samp(d, 0.05, alternative="less").pvalue
+    assert res.p_lower == pytest.approx(lower, rel=1e-10) and res.p_upper == pytest.approx(upper, rel=1e-10)
+    assert res.p == max(lower, upper)
+    half = sps.t.ppf(0.95, 59) * d.std(ddof=1) / math.sqrt(60)
+    assert (res.ci_low, res.ci_high) == pytest.approx((d.mean() - half, d.mean() + half))
+    assert res.equivalent == (-0.05 < res.ci_low and res.ci_high < 0.05) == (res.p < 0.05)
+    one = equivalence_test(d, 0.05, two_sided=False)
+    assert one.p_lower is None and one.p == pytest.approx(upper, rel=1e-10)
+
+
+def test_equivalence_test_error_rate_at_the_margin():
+    """A true shift exactly at the margin is declared equivalent at most alpha of the time."""
+    from pytest_judgerel.stats import equivalence_test
+
+    rng = np.random.default_rng(8)
+    hits = sum(equivalence_test(rng.normal(0.05, 0.1, 40), 0.05).equivalent for _ in range(2000))
+    assert hits / 2000 <= 0.05 + 0.01
+
+
+def test_equivalence_test_bad_input():
+    from pytest_judgerel.stats import equivalence_test
+
+    with pytest.raises(ReliabilityError, match="margin"):
+        equivalence_test([0.1, 0.2], 0.0)
+    with pytest.raises(ReliabilityError, match="alpha"):
+        equivalence_test([0.1, 0.2], 0.1, alpha=0.5)
+    with pytest.raises(ReliabilityError, match="at least 2"):
+        equivalence_test([0.1], 0.1)
+    const = equivalence_test([0.01, 0.01, 0.01], 0.05)
+    assert const.equivalent and const.sd == 0.0

@@ -117,12 +117,27 @@ def test_perfect_within_item_agreement_is_one():
     ([[1, 2, 3]], "at least 2"),
     ([[1], [2], [3]], "single rating"),
     ([[2, 2], [2, 2, 2]], "identical"),
-    ([[1, 3], [3, 1, 2]], "item means are equal"),
     ([[1, "x"], [2, 3]], "numeric"),
 ])
 def test_bad_input_names_the_cause(data, message):
     with pytest.raises(ReliabilityError, match=message):
         icc_oneway(data)
+
+
+def test_equal_item_means_give_the_lowest_icc_as_stats_icc_does():
+    """MSB = 0: ICC(1,1) = -MSW / (MSB + (n0 - 1) MSW) = -1/(n0 - 1), F = 0, p = 1, like
+    icc(x, "1,1") on equal group sizes; ICC(1,k) = (MSB - MSW) / MSB stays undefined."""
+    x = [[1, 2, 3], [3, 2, 1], [2, 1, 3]]
+    one, ref = icc_oneway(x), icc(x, "1,1")
+    assert one.value == pytest.approx(ref.value) == pytest.approx(-0.5)
+    assert (one.f, one.p) == (ref.f, ref.p) == (0.0, 1.0)
+    assert one.ci == pytest.approx(ref.ci) and ref.ci == pytest.approx((-0.5, -0.5))
+    with pytest.raises(ReliabilityError, match="item means are equal.*ICC\\(1,k\\)"):
+        icc_oneway(x, "1,k")
+    with pytest.raises(ReliabilityError, match="item means are equal"):
+        icc(x, "1,k")
+    unequal = icc_oneway([[1, 3], [3, 1, 2]])  # means 2 and 2; n0 = (5 - 13/5) / 1 = 2.4
+    assert unequal.value == pytest.approx(-1 / 1.4) and unequal.n0 == pytest.approx(2.4)
 
 
 def test_bad_form_and_confidence():

@@ -26,7 +26,7 @@ def test_issue_example():
 
 
 def test_interval_by_hand():
-    """The smoothed plug-in interval written out step by step for p = 0.7, n = 100, q0 = 0.9
+    """Lee et al.'s interval (interval="lee"): the smoothed plug-in interval written out step by step for p = 0.7, n = 100, q0 = 0.9
     (m0 = 10), q1 = 0.8 (m1 = 10), 95%."""
     z = 1.959963984540054
     p_s = (70 + z * z / 2) / (100 + z * z)          # 0.69240...
@@ -38,7 +38,7 @@ def test_interval_by_hand():
     shift = 2 * z * z * (th * v1 - (1 - th) * v0)
     se = math.sqrt(p_s * (1 - p_s) / n_s + (1 - th) ** 2 * v0 + th ** 2 * v1) / den
     lo, hi = max(0.0, th + shift - z * se), min(1.0, th + shift + z * se)
-    res = corrected_pass_rate(70, 100, calibration=JudgeCalibration(0.9, 0.8, 10, 10))
+    res = corrected_pass_rate(70, 100, calibration=JudgeCalibration(0.9, 0.8, 10, 10), interval="lee")
     assert res.ci == pytest.approx((lo, hi), abs=1e-12)
     assert hi == 1.0  # ten calibration items per label leave the upper end open
 
@@ -131,3 +131,67 @@ def test_calibration_needs_both_labels():
         JudgeCalibration(0.9, 0.8, 0, 10)
     with pytest.raises(ReliabilityError, match="specificity"):
         JudgeCalibration(1.2, 0.8, 10, 10)
+
+
+def _score_statistic(theta0, p, q0, q1, n, m0, m1):
+    """The score interval's test statistic written out without numpy: the continuity-corrected
+    r = p - (1 - q0)(1 - theta0) - q1 theta0 over its sd at the H0-constrained proportions."""
+    g = (1.0, 1.0 - theta0, -theta0)
+    x, sizes = (p, q0, q1), (n, m0, m1)
+    r = p - (1 - q0) * (1 - theta0) - q1 * theta0
+    cc = 0.5 / n + (1 - theta0) * 0.5 / m0 + theta0 * 0.5 / m1
+    r = math.copysign(max(0.0, abs(r) - cc), r)
+
+    def variances(pt):
+        vs = [min(max(v, 0.5 / s), 1 - 0.5 / s) for v, s in zip(pt, sizes)]
+        return [v * (1 - v) / s for v, s in zip(vs, sizes)]
+
+    pt = x
+    for _ in range(3):
+        var = variances(pt)
+        w = sum(gi * gi * vi for gi, vi in zip(g, var))
+        pt = [min(1.0, max(0.0, xi - vi * gi * r / w)) for xi, vi, gi in zip(x, var, g)]
+    return r / math.sqrt(sum(gi * gi * vi for gi, vi in zip(g, variances(pt))))
+
+
+def test_score_interval_limits_are_where_the_test_statistic_reaches_z():
+    z = 1.959963984540054
+    res = corrected_pass_rate(150, 300, calibration=JudgeCalibration(0.7, 0.95, 100, 100))
+    assert res.value == pytest.approx((0.5 + 0.7 - 1) / 0.65)
+    assert 0 < res.ci_low < res.value < res.ci_high < 1
+    assert _score_statistic(res.ci_low, 0.5, 0.7, 0.95, 300, 100, 100) == pytest.approx(z, abs=1e-8)
+    assert _score_statistic(res.ci_high, 0.5, 0.7, 0.95, 300, 100, 100) == pytest.approx(-z, abs=1e-8)
+    lee = corrected_pass_rate(150, 300, calibration=JudgeCalibration(0.7, 0.95, 100, 100), interval="lee")
+    assert lee.value == res.value and lee.ci != res.ci
+
+
+def test_the_lower_tail_with_a_lenient_judge_stays_at_its_nominal_share():
+    """Lenient judge (q0 = 0.7, q1 = 0.95) at a true rate of 0.3, where Lee et al.'s lower limit
+    exceeds the truth about 3% of the time; the score interval keeps it at or below 2.5%."""
+    rng = np.random.default_rng(5)
+    theta, q0, q1, n, m0, m1, reps = 0.3, 0.7, 0.95, 300, 100, 100, 1500
+    passed = rng.binomial(n, q1 * theta + (1 - q0) * (1 - theta), reps)
+    tn, tp = rng.binomial(m0, q0, reps), rng.binomial(m1, q1, reps)
+    below = above = 0
+    for k, a, b in zip(passed, tn, tp):
+        res = corrected_pass_rate(int(k), n, calibration=JudgeCalibration(a / m0, b / m1, m0, m1))
+        below += res.ci_low > theta
+        above += res.ci_high < theta
+    assert below / reps <= 0.025 and above / reps <= 0.025, (below, above)
+    assert below + above >= 10  # not vacuously wide: about 2-4% of intervals miss in all
+
+
+def test_an_interval_that_misses_the_clipped_estimate_is_widened_to_it():
+    """One calibration item the judge got right, 20 test items: Lee's smoothed interval ends at
+    0.045, below the estimate 0.05; the reported interval is widened to contain it."""
+    from pytest_judgerel.stats.pass_rate import _interval
+
+    raw_low, raw_high = _interval(1 / 20, 1.0, 1.0, 20, 1, 30, 1.959963984540054)
+    assert raw_high < 0.05
+    res = corrected_pass_rate(1, 20, calibration=JudgeCalibration(1.0, 1.0, 1, 30), interval="lee")
+    assert res.value == pytest.approx(0.05) and res.ci_low == raw_low and res.ci_high == res.value
+
+
+def test_unknown_interval_method_is_refused():
+    with pytest.raises(ReliabilityError, match="interval must be one of"):
+        corrected_pass_rate(5, 10, calibration=JudgeCalibration(0.9, 0.9, 10, 10), interval="wald")

@@ -109,3 +109,78 @@ def test_smallest_number_that_reaches_the_target(rho, target):
     assert spearman_brown(rho, m) >= target - 1e-9
     if m > 1:
         assert spearman_brown(rho, m - 1) < target + 1e-9
+
+
+def _target_for(rho: float, m_exact: float) -> float:
+    """The target whose continuous solution m = target (1 - rho) / (rho (1 - target)) is m_exact."""
+    r = m_exact * rho / (1 - rho)
+    return r / (1 + r)
+
+
+def test_a_continuous_solution_a_hair_above_an_integer_needs_the_next_integer():
+    """m = 100 + 5e-8: inside the ceiling's float tolerance (1e-9 relative), so the closed form lands
+    on 100, which misses the target by more than the loop's 1e-12 slack; the answer is 101.  Kills a
+    stepping loop that stops one sample early."""
+    rho = 0.01
+    target = _target_for(rho, 100 + 5e-8)
+    assert spearman_brown(rho, 100) < target - 1e-12 <= spearman_brown(rho, 101)
+    res = repeats_needed(rho, target)
+    assert res == 101 and res.reliability >= target - 1e-12
+
+
+@pytest.mark.parametrize("m_exact", [9.3, 9.6, 240.2, 240.7, 12345.4])
+def test_the_closed_form_takes_the_ceiling_and_the_loops_only_confirm_it(monkeypatch, m_exact):
+    """The answer is ceil(m): the forward formula is evaluated only to confirm m (reaches) and m - 1
+    (does not); rounding to the nearest integer would start below the answer for 9.3 and make the
+    loop step up (more evaluations), and above it never."""
+    import pytest_judgerel.stats.planning as planning
+
+    rho = 0.05
+    target = _target_for(rho, m_exact)
+    calls = []
+
+    def counting(r, m):
+        calls.append(m)
+        return spearman_brown(r, m)
+
+    monkeypatch.setattr(planning, "spearman_brown", counting)
+    res = planning._solve(rho, target)
+    assert res == (math.ceil(m_exact), "")
+    assert sorted(calls) == [math.ceil(m_exact) - 1, math.ceil(m_exact)]
+
+
+# --------------------------------------------------------------------------- equivalence sample size
+def test_equivalence_power_matches_a_simulation_of_tost():
+    from scipy import stats as sps
+
+    from pytest_judgerel.stats import equivalence_power
+
+    rng = np.random.default_rng(12)
+    for n, sd, mu, two in [(50, 0.15, 0.0, True), (100, 0.15, 0.0, True), (30, 0.1, 0.02, True),
+                           (50, 0.15, 0.0, False)]:
+        d = rng.normal(mu, sd, size=(4000, n))
+        m, se = d.mean(axis=1), d.std(axis=1, ddof=1) / math.sqrt(n)
+        tc = sps.t.ppf(0.95, n - 1)
+        ok = (m - 0.05) / se < -tc
+        if two:
+            ok &= (m + 0.05) / se > tc
+        assert equivalence_power(n, 0.05, sd, true_shift=mu, two_sided=two) == pytest.approx(ok.mean(), abs=0.025)
+
+
+def test_equivalence_sample_size_is_the_smallest_n_reaching_the_power():
+    from pytest_judgerel.stats import equivalence_power, equivalence_sample_size
+
+    plan = equivalence_sample_size(0.05, 0.15)
+    assert plan.n is not None and plan.power >= 0.8
+    assert equivalence_power(plan.n - 1, 0.05, 0.15) < 0.8 <= equivalence_power(plan.n, 0.05, 0.15)
+    assert int(plan) == plan.n and "items give power" in str(plan)
+    one = equivalence_sample_size(0.05, 0.15, two_sided=False)
+    assert one.n < plan.n  # one margin to clear, not two
+    none = equivalence_sample_size(0.05, 0.15, true_shift=0.06)
+    assert none.n is None and "no number of items" in str(none)
+    with pytest.raises(ReliabilityError):
+        int(none)
+    with pytest.raises(ReliabilityError, match="sd"):
+        equivalence_sample_size(0.05, 0.0)
+    with pytest.raises(ReliabilityError, match="power"):
+        equivalence_sample_size(0.05, 0.1, power=1.0)

@@ -228,3 +228,68 @@ def test_bad_arguments(kwargs, match):
 def test_undefined_observed_statistic_is_an_error():
     with pytest.raises(ReliabilityError, match="undefined on the data"):
         verdict_stability(icc_statistic("A,1"), np.ones((5, 2)), 0.5, n_boot=10)
+
+
+@pytest.mark.parametrize("p, unstable", [(0.0, False), (0.05, False), (0.0500001, True), (0.5, True),
+                                         (0.9499999, True), (0.95, False), (1.0, False)])
+def test_unstable_band_is_open_at_both_ends(p, unstable):
+    from pytest_judgerel.stats.stability import VerdictStability
+
+    st = VerdictStability(p_pass=p, observed=0.5, passed=True, threshold=0.5, direction="min", n_boot=1000,
+                          seed=0, resample="items")
+    assert st.unstable is unstable and st.to_dict()["unstable"] is unstable
+
+
+def _mean_statistic():
+    def mean(x):
+        return x.mean(axis=-2)[..., 0]
+
+    mean.vectorized = True
+    return mean
+
+
+def test_predictive_p_pass_adds_the_reruns_own_noise():
+    """For a mean, the rerun on new items differs from this run by two sampling errors, so the
+    predictive probability is Phi(d / (sqrt(2) se)) and the bootstrap share Phi(d / se)."""
+    from scipy.stats import norm
+
+    x = np.random.default_rng(21).normal(0.0, 1.0, 400)
+    x = x - x.mean() + 0.06  # observed mean 0.06, se = sd / 20
+    se = x.std(ddof=1) / 20
+    share = verdict_stability(_mean_statistic(), x, 0.0, resample="items", n_boot=20000, seed=1)
+    pred = verdict_stability(_mean_statistic(), x, 0.0, resample="items", n_boot=20000, seed=1, predictive=True)
+    assert share.p_pass == pytest.approx(norm.cdf(0.06 / se), abs=0.015)
+    assert pred.p_pass == pytest.approx(norm.cdf(0.06 / (np.sqrt(2) * se)), abs=0.015)
+    assert pred.predictive and not share.predictive and "predictive items resamples" in str(pred)
+    assert pred.to_dict()["predictive"] is True
+    again = verdict_stability(_mean_statistic(), x, 0.0, resample="items", n_boot=20000, seed=1, predictive=True)
+    assert again.p_pass == pred.p_pass
+
+
+@pytest.mark.parametrize("scheme", ["repeats", "items+repeats"])
+def test_predictive_p_pass_over_repeats_is_less_extreme_than_the_share(scheme):
+    rng = np.random.default_rng(5)
+    x = _matrix(rng, 40, 4, signal=1.2)
+    stat = icc_statistic("A,1")
+    observed = icc(x, "A,1").value
+    for thr in (observed - 0.08, observed + 0.08):
+        share = verdict_stability(stat, x, thr, resample=scheme, n_boot=2000, seed=0)
+        pred = verdict_stability(stat, x, thr, resample=scheme, n_boot=2000, seed=0, predictive=True)
+        assert abs(pred.p_pass - 0.5) < abs(share.p_pass - 0.5)
+    on = verdict_stability(stat, x, observed, resample=scheme, n_boot=2000, seed=0, predictive=True)
+    assert 0.35 < on.p_pass < 0.6  # on its threshold: a coin flip (minus the ICC's small downward bias)
+
+
+def test_predictive_repeats_draw_deviations_from_all_items_pooled():
+    """The residual bootstrap: an item whose 3 repeats happen to agree still gets new samples
+    that differ (the model's items share one within-item variance); the plain repeats
+    bootstrap keeps such an item constant."""
+    from pytest_judgerel.stats.stability import _draw_deviations
+
+    dev = np.zeros((200, 4, 3))
+    dev[:, 1:, :] = np.array([-1.0, 0.0, 1.0])  # item 0: no spread of its own
+    rng = np.random.default_rng(0)
+    own = _draw_deviations(dev, rng, pooled=False)
+    pooled = _draw_deviations(dev, rng, pooled=True)
+    assert (own[:, 0, :] == 0).all()
+    assert pooled[:, 0, :].std() > 0.5 and set(np.unique(pooled)) <= {-1.0, 0.0, 1.0}

@@ -7,7 +7,7 @@
 * Leaderboards: :func:`leaderboard` aligns patients across systems and clusters them by
   significance; :func:`judge_self_preference` compares two judges' leaderboards.
 * Meta-evaluation: Kendall tau (scipy tau-b) across interactions against each annotator and
-  against the average annotator; MIPSA (equation 1, :func:`pytest_judgerel.stats.ranking.mipsa`);
+  against the average annotator (averaged exactly, so equal averages tie); MIPSA (equation 1, :func:`pytest_judgerel.stats.ranking.mipsa`);
   median and quartiles over repeated judge runs; pairwise accuracy of two leaderboards.
 """
 
@@ -17,6 +17,7 @@ import math
 import re
 import statistics
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from pytest_judgerel.errors import RatingsError
@@ -190,6 +191,34 @@ def _human_matrix(human: Any) -> Any:
     return mat
 
 
+_MAX_DENOMINATOR = 10**6
+
+
+def _rational(value: float) -> Fraction:
+    """The rational a float stands for: the simplest fraction with a denominator up to 10^6 that
+    rounds to it (within 4 ulps; a score like 17/5 or 7/3 computed in floating point), else the
+    float's exact binary value.  Two such fractions differ by at least 1e-12, far more than the
+    rounding, so the recovered value is unique for scores of ordinary size."""
+    exact = Fraction(value)
+    simple = exact.limit_denominator(_MAX_DENOMINATOR)
+    return simple if abs(float(simple) - value) <= 4 * math.ulp(value) else exact
+
+
+def _average_annotator(mat: Any) -> Any:
+    """Per row, the mean of the present (non-NaN) values computed in exact rational arithmetic and
+    rounded once (NaN for a row without any): equal averages are then equal floats, so the
+    exact sign and tie comparisons of Kendall tau and MIPSA see them as ties.  ``np.nanmean``
+    rounds every partial sum and can make 7/3 + 10/3 differ from 8/3 + 9/3."""
+    import numpy as np
+
+    out = np.full(mat.shape[0], np.nan)
+    for i, row in enumerate(mat):
+        present = [float(v) for v in row if not math.isnan(v)]
+        if present:
+            out[i] = float(sum((_rational(v) for v in present), Fraction(0)) / len(present))
+    return out
+
+
 def _tau(x: Any, y: Any, variant: str) -> tuple[float, int]:
     import numpy as np
     from scipy.stats import kendalltau
@@ -218,15 +247,12 @@ def kendall_vs_annotators(judge: Sequence[Any], human: Any, variant: str = "b") 
     ``judge``: one score per interaction (floats, JudgeScores or axis dicts; None = failed);
     ``human``: interactions x annotators (NaN = missing), or one column.
     """
-    import numpy as np
-
     x = _vector(judge)
     mat = _human_matrix(human)
     if mat.shape[0] != len(x):
         raise RatingsError(f"judge has {len(x)} interactions but human scores have {mat.shape[0]}")
     per = tuple(_tau(x, mat[:, j], variant)[0] for j in range(mat.shape[1]))
-    avg = np.array([np.nan if np.all(np.isnan(r)) else np.nanmean(r) for r in mat])  # no all-NaN nanmean
-    vs_avg, n = _tau(x, avg, variant)
+    vs_avg, n = _tau(x, _average_annotator(mat), variant)
     if math.isnan(vs_avg):
         raise RatingsError("Kendall tau needs at least two interactions scored by both judge and humans")
     return KendallVsAnnotators(per, vs_avg, n, variant)
@@ -278,8 +304,6 @@ def judge_mipsa(
     ``patients[i]`` (and optionally ``systems[i]``) identify interaction i; systems are only
     compared within a patient.  Tie policy: see :func:`pytest_judgerel.stats.ranking.mipsa`.
     """
-    import numpy as np
-
     from pytest_judgerel.stats.ranking import mipsa
 
     x = _vector(judge)
@@ -294,8 +318,7 @@ def judge_mipsa(
             per.append(mipsa(a, b, ties=ties).value)
         except ValueError:
             per.append(math.nan)
-    avg = [np.nan if np.all(np.isnan(r)) else float(np.nanmean(r)) for r in mat]
-    res = mipsa(a, group_by_patient(avg, patients, systems), ties=ties)
+    res = mipsa(a, group_by_patient(list(_average_annotator(mat)), patients, systems), ties=ties)
     return MIPSAVsAnnotators(tuple(per), res.value, res.n_interactions, ties)
 
 

@@ -3,7 +3,9 @@
 ``position_bias(judge, pairs)`` asks the judge's model, through the judge's client and
 settings, for a pairwise verdict on each pair with its answers in the given order and again
 swapped, and returns the consistency rate and the first- and second-position preference with
-Wilson intervals (:func:`pytest_judgerel.stats.position_consistency`).
+Wilson intervals, and the exact two-sided sign test of first- against second-position wins
+(:func:`pytest_judgerel.stats.position_consistency`): low consistency is noise, a significant
+sign test is a position preference.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ class PositionBiasResult:
         return self._stats().second_preference
 
     @property
+    def p_position(self) -> float:
+        """Exact two-sided sign test of first- against second-position wins."""
+        return self._stats().p_position
+
+    @property
     def n_pairs(self) -> int:
         return len(self.verdicts)
 
@@ -64,7 +71,8 @@ class PositionBiasResult:
         s = self.stats
         return (f"position consistency {s.consistency.value:.3f} [CI {s.consistency.ci_low:.3f}, "
                 f"{s.consistency.ci_high:.3f}] over {s.n_valid} pairs; prefers the first position on "
-                f"{s.first_preference.value:.3f}, the second on {s.second_preference.value:.3f}"
+                f"{s.first_preference.value:.3f}, the second on {s.second_preference.value:.3f} "
+                f"({s.n_first} vs {s.n_second} pairs, sign test p = {s.p_position:.3g})"
                 + (f"; {s.n_missing} pair(s) without a readable verdict" if s.n_missing else ""))
 
 

@@ -159,9 +159,9 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     if rows:
         _table(tr, rows)
         if any(r[6].endswith("unstable") for r in rows):
-            tr.write_line("unstable: 0.05 < p_pass < 0.95, the share of 1000 bootstrap resamples of the items (and "
-                          "repeats) on which the gate passes; a rerun may flip it (--judgerel-require-stable fails "
-                          "unstable passes).", yellow=True)
+            tr.write_line("unstable: 0.05 < p_pass < 0.95, the predicted probability that the gate passes a rerun "
+                          "(same items with new judge samples where there are repeats, else new items); a rerun may "
+                          "flip it (--judgerel-require-stable fails unstable passes).", yellow=True)
         if any(r[5] in ("CAUGHT", "caught") for r in rows):
             tr.write_line("CAUGHT: the gate failed inside a test that passed (the test expected it, e.g. "
                           "pytest.raises); it does not fail the session.", cyan=True)

@@ -31,13 +31,15 @@ _EXPORTS: dict[str, str] = {
     # oneway.py
     "icc_oneway": "oneway", "OneWayICCResult": "oneway",
     # planning.py
-    "repeats_needed": "planning", "RepeatsNeeded": "planning",
+    "repeats_needed": "planning", "RepeatsNeeded": "planning", "equivalence_power": "planning",
+    "equivalence_sample_size": "planning", "EquivalencePlan": "planning",
     # icc_batch.py, stability.py
     "icc_values": "icc_batch", "icc_statistic": "icc_batch", "ICCStatistic": "icc_batch",
     "verdict_stability": "stability", "VerdictStability": "stability",
     # proportion.py, bias.py
     "wilson_interval": "proportion", "Proportion": "proportion",
     "position_consistency": "bias", "PositionConsistency": "bias", "paired_shift": "bias", "PairedShift": "bias",
+    "sign_test_p": "bias", "equivalence_test": "bias", "Equivalence": "bias",
     # pass_rate.py
     "corrected_pass_rate": "pass_rate", "CorrectedPassRate": "pass_rate", "JudgeCalibration": "pass_rate",
     # preference.py

@@ -98,9 +98,12 @@ def icc_oneway(data: Any, form: str = "1,1", *, confidence: float = 0.95) -> One
     total = ss_between + ss_within
     if total == 0.0:
         raise ReliabilityError("all ratings are identical (zero variance): the one-way ICC is 0/0 and undefined")
-    if ss_between <= 1e-24 * total:
-        raise ReliabilityError("all item means are equal (zero between-item variance, MSB = 0): ICC undefined")
     df1, df2 = a - 1, n_total - a
+    if ss_between <= 1e-24 * total:
+        ss_between = 0.0  # equal item means: ICC(1,1) = -1/(n0 - 1), its lowest value, as stats.icc gives it
+        if form == "1,k":
+            raise ReliabilityError("all item means are equal (zero between-item variance, MSB = 0): ICC(1,k) = "
+                                   "(MSB - MSW) / MSB is 0/0 and undefined")
     msb, msw = ss_between / df1, ss_within / df2
     if msw <= 1e-24 * total:
         msw = 0.0

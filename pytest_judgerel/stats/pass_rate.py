@@ -11,20 +11,38 @@ with q0 and q1 measured on a human-labelled calibration set (m0 truly bad items,
 ones).  It is defined only when q0 + q1 > 1: a judge no better than chance carries no
 information about theta.
 
-The confidence interval is the plug-in delta-method interval of Lee et al. (section 4), as in
-their reference implementation (``confidence_interval`` in UW-Madison-Lee-Lab/LLM-judge-reporting):
-p, q0 and q1 are first smoothed (p with z^2/2 pseudo-successes out of z^2, Agresti-Coull style;
-q0 and q1 with one pseudo-success out of two), the delta-method standard error
+The confidence interval (``interval=``):
 
-    se = sqrt(p(1-p)/n + (1-theta)^2 q0(1-q0)/m0 + theta^2 q1(1-q1)/m1) / (q0 + q1 - 1)
+* ``"score"`` (default): the interval of the values theta0 that a score-type test does not
+  reject.  Under H0 theta = theta0 the judge's expected pass rate is
+  ``pi0 = q1 theta0 + (1 - q0)(1 - theta0)``, so ``r = p - (1 - q0)(1 - theta0) - q1 theta0`` has
+  mean 0 and variance ``pi(1-pi)/n + (1-theta0)^2 q0(1-q0)/m0 + theta0^2 q1(1-q1)/m1`` (the
+  Fieller 1954 construction for the ratio theta = (p + q0 - 1) / (q0 + q1 - 1)).  The variances
+  are evaluated at the estimates constrained to H0 (the variance-weighted projection of
+  (p, q0, q1) onto the plane r = 0, iterated three times), as a score test evaluates them
+  under its null (Wilson 1927 for one proportion), and ``|r|`` is reduced by half a count of
+  each proportion (``0.5/n + (1-theta0) 0.5/m0 + theta0 0.5/m1``, Yates' continuity
+  correction: the counts are discrete); theta0 is kept when ``|r| / sd <= z``.
+  Evaluating them at the unconstrained estimates instead (the delta method) makes the
+  interval shortest exactly where the estimate is furthest off: with a lenient judge (q0 =
+  0.7, q1 = 0.95) at a true rate of 0.3 the lower limit of Lee et al.'s 95% interval exceeded
+  the truth in 3.0-3.6% of simulated data sets instead of 2.5%; without the continuity
+  correction the score interval's tails were 2.6-3.5%, with it 0.2-2.1%
+  (``benchmarks/bench_pass_rate_tails.py``, ten settings of judges, rates and sizes).
+* ``"lee"``: the plug-in delta-method interval of Lee et al. (section 4), as in their
+  reference implementation (``confidence_interval`` in UW-Madison-Lee-Lab/LLM-judge-reporting):
+  p, q0 and q1 are first smoothed (p with z^2/2 pseudo-successes out of z^2, Agresti-Coull
+  style; q0 and q1 with one pseudo-success out of two), the delta-method standard error
 
-adds the calibration uncertainty of q0 and q1 to the test-set uncertainty of p, and a
-second-order bias term ``2 z^2 (theta q1(1-q1)/m1 - (1-theta) q0(1-q0)/m0)`` recentres the
-interval.  Both ends are clipped to [0, 1], as the estimate is.  Two deviations from the
-reference code, so that ``ci_low <= value <= ci_high`` always holds: if the smoothed interval
-misses the clipped estimate (possible only with a handful of items) it is widened to include it;
-if the smoothed q0 + q1 is not above 1 (a calibration set too small to tell the judge from
-chance) the interval is the whole range [0, 1].
+      se = sqrt(p(1-p)/n + (1-theta)^2 q0(1-q0)/m0 + theta^2 q1(1-q1)/m1) / (q0 + q1 - 1)
+
+  adds the calibration uncertainty of q0 and q1 to the test-set uncertainty of p, and a
+  second-order bias term ``2 z^2 (theta q1(1-q1)/m1 - (1-theta) q0(1-q0)/m0)`` recentres the
+  interval; if the smoothed q0 + q1 is not above 1 the interval is the whole range [0, 1].
+
+Both ends are clipped to [0, 1], as the estimate is, and, so that ``ci_low <= value <= ci_high``
+always holds, an interval that misses the clipped estimate (possible only with a handful of
+items) is widened to include it.
 """
 
 from __future__ import annotations
@@ -39,6 +57,9 @@ import numpy as np
 from ..errors import ReliabilityError
 
 __all__ = ["JudgeCalibration", "CorrectedPassRate", "corrected_pass_rate"]
+
+_INTERVALS = ("score", "lee")
+_HALF_COUNT = 0.5  # continuity correction of the score interval: half a count of each proportion
 
 
 def _label(value: Any, what: str, where: str) -> bool:
@@ -105,7 +126,8 @@ class CorrectedPassRate:
     """Judge-error-corrected pass rate theta with its CI (module docstring).
 
     ``observed`` = passed / n as the judge reports it; ``unclipped`` is theta before clipping
-    to [0, 1] (outside it when the observed rate is implausible for this judge).
+    to [0, 1] (outside it when the observed rate is implausible for this judge); ``interval``
+    the method of the CI (``"score"`` or ``"lee"``).
     """
 
     value: float
@@ -117,6 +139,7 @@ class CorrectedPassRate:
     n: int
     calibration: JudgeCalibration
     unclipped: float
+    interval: str = "score"
 
     @property
     def ci(self) -> tuple[float, float]:
@@ -125,7 +148,7 @@ class CorrectedPassRate:
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "ci": [self.ci_low, self.ci_high], "confidence": self.confidence,
                 "observed": self.observed, "passed": self.passed, "n": self.n, "unclipped": self.unclipped,
-                "calibration": self.calibration.to_dict()}
+                "interval": self.interval, "calibration": self.calibration.to_dict()}
 
     def __str__(self) -> str:
         c = self.calibration
@@ -136,11 +159,12 @@ class CorrectedPassRate:
 
 
 def corrected_pass_rate(passed: Any, n: int | None = None, *, calibration: Any,
-                        confidence: float = 0.95) -> CorrectedPassRate:
+                        confidence: float = 0.95, interval: str = "score") -> CorrectedPassRate:
     """The pass rate a perfect judge would report, from the judge's ``passed`` out of ``n``.
 
     ``passed``: a count (with ``n``) or a sequence of the judge's pass/fail verdicts.
     ``calibration``: ``(judge verdict, human label)`` pairs, or a :class:`JudgeCalibration`.
+    ``interval``: ``"score"`` (default) or ``"lee"`` (module docstring).
     Raises :class:`~pytest_judgerel.errors.ReliabilityError` when specificity + sensitivity <= 1.
     """
     from scipy.special import ndtri
@@ -149,6 +173,8 @@ def corrected_pass_rate(passed: Any, n: int | None = None, *, calibration: Any,
     cal = calibration if isinstance(calibration, JudgeCalibration) else JudgeCalibration.from_pairs(calibration)
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    if interval not in _INTERVALS:
+        raise ReliabilityError(f"interval must be one of {_INTERVALS}, got {interval!r}")
     q0, q1 = cal.specificity, cal.sensitivity
     if q0 + q1 <= 1:
         raise ReliabilityError(
@@ -159,9 +185,10 @@ def corrected_pass_rate(passed: Any, n: int | None = None, *, calibration: Any,
     raw = (p + q0 - 1) / (q0 + q1 - 1)
     value = min(1.0, max(0.0, raw))
     z = float(ndtri(1 - (1 - confidence) / 2))
-    lo, hi = _interval(p, q0, q1, total, cal.n_negative, cal.n_positive, z)
+    limits = _interval if interval == "lee" else _score_interval
+    lo, hi = limits(p, q0, q1, total, cal.n_negative, cal.n_positive, z)
     lo, hi = min(lo, value), max(hi, value)
-    return CorrectedPassRate(value, lo, hi, float(confidence), p, count, total, cal, raw)
+    return CorrectedPassRate(value, lo, hi, float(confidence), p, count, total, cal, raw, interval)
 
 
 def _interval(p: float, q0: float, q1: float, n: int, m0: int, m1: int, z: float) -> tuple[float, float]:
@@ -178,6 +205,37 @@ def _interval(p: float, q0: float, q1: float, n: int, m0: int, m1: int, z: float
     se = math.sqrt(ps * (1 - ps) / ns + (1 - th) ** 2 * var0 + th ** 2 * var1) / den
     clip = lambda x: min(1.0, max(0.0, x))  # noqa: E731
     return clip(th + shift - z * se), clip(th + shift + z * se)
+
+
+def _score_z(theta0: float, p: float, q0: float, q1: float, sizes: np.ndarray) -> float:
+    """Signed score statistic of H0 theta = theta0: r / sd(r) with the variances at the
+    estimates constrained to r = 0 (module docstring).  Decreases in theta0."""
+    g = np.array([1.0, 1.0 - theta0, -theta0])  # r = g . (p, q0, q1) - (1 - theta0)
+    x = np.array([p, q0, q1])
+    r = float(g @ x) - (1.0 - theta0)
+    cc = _HALF_COUNT * (1 / sizes[0] + (1 - theta0) / sizes[1] + theta0 / sizes[2])
+    r = math.copysign(max(0.0, abs(r) - cc), r)
+    floor = 0.5 / sizes  # a proportion of 0 or 1 still has sampling variance: half a count
+    xt = x
+    for _ in range(3):
+        v = np.clip(xt, floor, 1 - floor)
+        var = v * (1 - v) / sizes
+        xt = np.clip(x - var * g * r / float(g @ (var * g)), 0.0, 1.0)
+    v = np.clip(xt, floor, 1 - floor)
+    return r / math.sqrt(float(g @ (v * (1 - v) / sizes * g)))
+
+
+def _score_interval(p: float, q0: float, q1: float, n: int, m0: int, m1: int, z: float) -> tuple[float, float]:
+    """The theta0 in [0, 1] whose score test is not rejected at two-sided level 2 (1 - Phi(z))."""
+    from scipy.optimize import brentq
+
+    sizes = np.array([n, m0, m1], dtype=float)
+    f = lambda t: _score_z(t, p, q0, q1, sizes)  # noqa: E731
+    est = min(1.0, max(0.0, (p + q0 - 1) / (q0 + q1 - 1)))
+    at = f(est)  # 0 unless the estimate was clipped
+    lo = est if at > z else 0.0 if f(0.0) <= z else brentq(lambda t: f(t) - z, 0.0, est, xtol=1e-12)
+    hi = est if at < -z else 1.0 if f(1.0) >= -z else brentq(lambda t: f(t) + z, est, 1.0, xtol=1e-12)
+    return lo, hi
 
 
 def _counts(passed: Any, n: int | None) -> tuple[int, int]:

@@ -7,6 +7,16 @@ McGraw & Wong 1996 step ICC(A,1) up to ICC(A,k) the same way).  Solving ``rho_m 
 for m gives ``m >= target (1 - rho) / (rho (1 - target))``, rounded up.  Because rho_m rises
 with rho, the CI of rho maps to a CI of m with the bounds swapped: the upper rho limit needs
 the fewest samples, the lower limit the most.
+
+Items for a "no effect" claim: the power of the two one-sided t tests (TOST, Schuirmann 1987;
+:func:`~pytest_judgerel.stats.bias.equivalence_test`) on n paired differences with standard
+deviation sd, true mean mu and margin delta, from the noncentral t distribution
+(Chow & Liu 2008, section 5.3; Julious 2004):
+
+    power = F_t(-t_c; n-1, (mu - delta) sqrt(n) / sd) - F_t(t_c; n-1, (mu + delta) sqrt(n) / sd)
+
+with ``t_c`` the 1 - alpha quantile of t on n - 1 df (one-sided: the first term alone), and the
+smallest n whose power reaches the target.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from typing import Any
 from ..errors import ReliabilityError
 from .agreement import spearman_brown
 
-__all__ = ["RepeatsNeeded", "repeats_needed"]
+__all__ = ["RepeatsNeeded", "repeats_needed", "EquivalencePlan", "equivalence_power", "equivalence_sample_size"]
 
 # Relative slack below which the continuous m is taken as an integer (0.4 / 0.1 = 4.000000000000001).
 _CEIL_TOLERANCE = 1e-9
@@ -171,3 +181,98 @@ def _check_target(target: Any) -> None:
         raise ReliabilityError(
             f"repeats_needed: target must lie strictly between 0 and 1, got {target!r} "
             "(a reliability of 1 needs infinitely many samples)")
+
+
+@dataclass(frozen=True)
+class EquivalencePlan:
+    """Items a TOST "no effect" claim needs: the smallest ``n`` with ``power`` >= ``target_power``
+    (``power`` is the power at that n), for ``margin``, the differences' ``sd``, a true shift
+    ``true_shift``, level ``alpha``, two-sided or one-sided (``two_sided``).  ``n`` is None when
+    ``|true_shift| >= margin``: no sample size shows equivalence that does not hold."""
+
+    n: int | None
+    power: float | None
+    target_power: float
+    margin: float
+    sd: float
+    true_shift: float
+    alpha: float
+    two_sided: bool
+
+    def __int__(self) -> int:
+        if self.n is None:
+            raise ReliabilityError(f"no number of items shows |shift| < {self.margin:g} when the true shift is "
+                               f"{self.true_shift:g}")
+        return self.n
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "power": self.power, "target_power": self.target_power, "margin": self.margin,
+                "sd": self.sd, "true_shift": self.true_shift, "alpha": self.alpha, "two_sided": self.two_sided}
+
+    def __str__(self) -> str:
+        if self.n is None:
+            return (f"no number of items shows a shift within {self.margin:g} when the true shift is "
+                    f"{self.true_shift:g}")
+        return (f"{self.n} items give power {self.power:.2f} (target {self.target_power:g}) to show "
+                f"{'|shift|' if self.two_sided else 'shift'} < {self.margin:g} at alpha {self.alpha:g} "
+                f"(sd {self.sd:.3g}, true shift {self.true_shift:g})")
+
+
+def _check_plan_args(margin: Any, sd: Any, true_shift: Any, alpha: Any) -> None:
+    if _number(margin, "margin") <= 0 or math.isinf(margin):
+        raise ReliabilityError(f"margin must be a finite number > 0, got {margin!r}")
+    if not math.isfinite(_number(sd, "sd")) or sd <= 0:
+        raise ReliabilityError(f"sd must be a finite number > 0, got {sd!r}")
+    if not math.isfinite(_number(true_shift, "true_shift")):
+        raise ReliabilityError(f"true_shift must be finite, got {true_shift!r}")
+    if not 0 < _number(alpha, "alpha") < 0.5:
+        raise ReliabilityError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
+
+
+def equivalence_power(n: int, margin: float, sd: float, *, true_shift: float = 0.0, alpha: float = 0.05,
+                      two_sided: bool = True) -> float:
+    """Power of TOST with ``n`` paired differences (module docstring)."""
+    from scipy import stats
+
+    _check_plan_args(margin, sd, true_shift, alpha)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ReliabilityError(f"n must be an integer >= 2, got {n!r}")
+    df = n - 1
+    tc = float(stats.t.ppf(1 - alpha, df))
+    root = math.sqrt(n) / sd
+    upper = float(stats.nct.cdf(-tc, df, (true_shift - margin) * root))
+    if not two_sided:
+        return upper
+    return max(0.0, upper - float(stats.nct.cdf(tc, df, (true_shift + margin) * root)))
+
+
+def equivalence_sample_size(margin: float, sd: float, *, true_shift: float = 0.0, alpha: float = 0.05,
+                            power: float = 0.8, two_sided: bool = True, max_n: int = 10_000_000) -> EquivalencePlan:
+    """Smallest number of items whose TOST reaches ``power`` (module docstring).
+
+    ``sd``: the standard deviation of the per-item differences (e.g. ``PairedShift.sd`` of a
+    pilot run); ``true_shift``: the shift you expect (0 = no bias at all).
+    """
+    _check_plan_args(margin, sd, true_shift, alpha)
+    if not 0 < _number(power, "power") < 1:
+        raise ReliabilityError(f"power must lie strictly between 0 and 1, got {power!r}")
+    reachable = abs(true_shift) < margin if two_sided else true_shift < margin
+    args = (float(power), float(margin), float(sd), float(true_shift), float(alpha), bool(two_sided))
+    if not reachable:
+        return EquivalencePlan(None, None, *args)
+
+    def pw(m: int) -> float:
+        return equivalence_power(m, margin, sd, true_shift=true_shift, alpha=alpha, two_sided=two_sided)
+
+    hi = 2
+    while pw(hi) < power:
+        if hi >= max_n:
+            raise ReliabilityError(f"more than max_n={max_n} items would be needed")
+        hi = min(max_n, hi * 2)
+    lo = max(2, hi // 2)
+    if pw(lo) >= power:
+        return EquivalencePlan(lo, pw(lo), *args)
+    while hi - lo > 1:  # pw(lo) < power <= pw(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if pw(mid) >= power else (mid, hi)
+    return EquivalencePlan(hi, pw(hi), *args)

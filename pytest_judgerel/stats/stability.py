@@ -1,10 +1,31 @@
-"""Verdict stability: how often the same gate would pass on a bootstrap resample of its data.
+"""Verdict stability: the probability that the same gate passes again.
 
-A gate compares a statistic with a threshold.  ``p_pass`` is the share of B bootstrap
-resamples on which the gate passes again (Efron & Tibshirani 1993, ch. 6: the bootstrap
-distribution of a statistic stands in for its sampling distribution).  A statistic far from
-its threshold gives p_pass near 0 or 1; one sitting on it gives about 0.5, and the verdict is
-then a coin flip: rerunning on other items, or on new judge samples, may flip it.
+A gate compares a statistic with a threshold.  Two numbers:
+
+* the **bootstrap share** (``predictive=False``): the share of B bootstrap resamples on which the
+  gate passes (Efron & Tibshirani 1993, ch. 6: the bootstrap distribution of a statistic stands
+  in for its sampling distribution).  It describes how sure this run is of its own statistic,
+  and is *not* the probability that a rerun passes: a rerun brings its own sampling noise, so
+  the difference between its statistic and this one has about twice the variance of either.
+  Read as a rerun probability the share is over-confident (a mean gate with share 0.95 passes
+  a rerun on new items about 88% of the time).
+* the **predictive probability** (``predictive=True``, what the gates record): every replicate
+  is resampled twice by the same scheme -- once for what the data could have been, once for the
+  rerun drawn from it -- and ``p_pass`` is the share of such reruns that pass.  For a statistic
+  with normal sampling error ``se`` this is ``Phi((observed - threshold) / (sqrt(2) se))``, the
+  probability that a replication lands on the same side of the threshold under a flat prior on
+  the true value (Killeen 2005, Psychological Science 16, 345-353); the resampling form keeps
+  the statistic's skew and works for any gate, also one of several thresholds.  Repeats are
+  then drawn from the deviations of all items pooled (the residual bootstrap of the one-way
+  model, whose items share one within-item variance; Davison & Hinkley 1997, section 3.8): drawn
+  from an item's own 3 repeats they overstate the ICC's sampling variance by about a fifth at
+  each stage, which left p_pass under-confident.  It is calibrated when
+  the true values of the gates it is applied to are spread over a range wider than ``se``
+  around the threshold; when every truth sits on the threshold no number computed from the data
+  can be (each rerun is a coin flip).  ``benchmarks/bench_calibration.py`` checks it.
+
+A statistic far from its threshold gives p_pass near 0 or 1; one sitting on it gives about 0.5,
+and the verdict is then a coin flip.
 
 Resampling schemes (``resample``):
 
@@ -20,6 +41,10 @@ Resampling schemes (``resample``):
   Hinkley (1997, section 3.8), which makes the resampled between- and within-item mean squares
   match the observed ones in expectation.
 * ``"items+repeats"`` -- both stages (Davison & Hinkley 1997, section 3.8, two-stage sampling).
+
+Which rerun the predictive probability predicts follows from the scheme: ``"repeats"`` a rerun
+on the same items with new judge samples (a cache refresh in CI), ``"items"`` and
+``"items+repeats"`` a rerun on new items (with new judge samples for the latter).
 
 The generator is ``numpy.random.default_rng(seed)``: the same data and seed give the same
 p_pass.  A resample on which the statistic is undefined (NaN, or the statistic raises
@@ -65,6 +90,7 @@ class VerdictStability:
     resample: str
     n_undefined: int = 0
     statistic: str = ""
+    predictive: bool = False
 
     @property
     def unstable(self) -> bool:
@@ -79,13 +105,15 @@ class VerdictStability:
     def to_dict(self) -> dict[str, Any]:
         return {"p_pass": self.p_pass, "unstable": self.unstable, "observed": self.observed, "passed": self.passed,
                 "threshold": self.threshold, "direction": self.direction, "n_boot": self.n_boot, "seed": self.seed,
-                "resample": self.resample, "n_undefined": self.n_undefined, "statistic": self.statistic}
+                "resample": self.resample, "n_undefined": self.n_undefined, "statistic": self.statistic,
+                "predictive": self.predictive}
 
     def __str__(self) -> str:
         flag = " (unstable)" if self.unstable else ""
         side = ">=" if self.direction == "min" else "<="
+        kind = "predictive " if self.predictive else ""
         return (f"p_pass = {self.p_pass:.3f}{flag}: {self.statistic or 'statistic'} {side} {self.threshold:g} on "
-                f"{self.n_boot} {self.resample} resamples (seed {self.seed}); observed {self.observed:.4g} "
+                f"{self.n_boot} {kind}{self.resample} resamples (seed {self.seed}); observed {self.observed:.4g} "
                 f"{'passes' if self.passed else 'fails'}")
 
 
@@ -101,6 +129,7 @@ def verdict_stability(
     vectorized: bool | None = None,
     nan_policy: str = "raise",
     repeats_in: Sequence[int] | None = None,
+    predictive: bool = False,
 ) -> VerdictStability:
     """p_pass of the gate ``statistic(data) >= threshold`` (``direction="min"``) or ``<=`` (``"max"``).
 
@@ -114,6 +143,8 @@ def verdict_stability(
     and passes them through otherwise.  See the module docstring for ``resample``;
     ``repeats_in`` lists the matrices whose columns are repeats (default: every matrix with
     more than one column; e.g. ``(0,)`` keeps a human panel's raters as observed).
+    ``predictive=True`` gives the predictive probability that a rerun of the kind ``resample``
+    describes passes (two-stage resampling; module docstring) instead of the bootstrap share.
     """
     if direction not in ("min", "max"):
         raise ReliabilityError(f"direction must be 'min' (statistic >= threshold passes) or 'max', got {direction!r}")
@@ -148,7 +179,9 @@ def verdict_stability(
     block = max(1, min(n_boot, _MAX_BLOCK_CELLS // max(cells, 1))) if vec else n_boot
     while done < n_boot:
         b = min(block, n_boot - done)
-        stacks = _resample(mats, parts, rng, b, n_items, resample)
+        stacks = _resample(mats, parts, rng, b, n_items, resample, pooled=predictive)
+        if predictive:
+            stacks = _resample_stacks(stacks, [p is not None for p in parts], rng, resample)
         if vec:
             values = np.asarray(statistic(*stacks), dtype=float).reshape(b)
         else:
@@ -160,7 +193,7 @@ def verdict_stability(
     return VerdictStability(
         p_pass=n_pass / n_boot, observed=observed, passed=bool(passes(np.array([observed]))[0]),
         threshold=float(threshold), direction=direction, n_boot=n_boot, seed=seed, resample=resample,
-        n_undefined=n_undefined, statistic=str(name) if name != "<lambda>" else "",
+        n_undefined=n_undefined, statistic=str(name) if name != "<lambda>" else "", predictive=bool(predictive),
     )
 
 
@@ -205,7 +238,7 @@ def _scalar(statistic: Callable[..., Any], mats: Sequence[np.ndarray]) -> float:
 
 
 def _resample(mats: Sequence[np.ndarray], parts: Sequence[tuple[np.ndarray, np.ndarray] | None],
-              rng: np.random.Generator, b: int, n: int, scheme: str) -> list[np.ndarray]:
+              rng: np.random.Generator, b: int, n: int, scheme: str, pooled: bool = False) -> list[np.ndarray]:
     rows = rng.integers(0, n, size=(b, n)) if scheme != "repeats" else np.broadcast_to(np.arange(n), (b, n))
     out = []
     for m, part in zip(mats, parts):
@@ -213,10 +246,49 @@ def _resample(mats: Sequence[np.ndarray], parts: Sequence[tuple[np.ndarray, np.n
             out.append(m[rows])  # (b, n, k)
             continue
         centre, dev = part
-        k = m.shape[1]
-        cols = rng.integers(0, k, size=(b, n, k))
-        out.append(centre[rows][..., None] + np.take_along_axis(dev[rows], cols, axis=2))
+        out.append(centre[rows][..., None] + _draw_deviations(dev[rows], rng, pooled))
     return out
+
+
+def _draw_deviations(dev: np.ndarray, rng: np.random.Generator, pooled: bool) -> np.ndarray:
+    """k new deviations per item of a stack (B, n, k): drawn with replacement from the item's own
+    deviations, or (``pooled``) from every item's of the same replicate (the residual bootstrap of
+    the one-way model, whose items share one within-item variance)."""
+    b, n, k = dev.shape
+    if not pooled:
+        return np.take_along_axis(dev, rng.integers(0, k, size=(b, n, k)), axis=2)
+    flat = dev.reshape(b, n * k)
+    return np.take_along_axis(flat, rng.integers(0, n * k, size=(b, n * k)), axis=1).reshape(b, n, k)
+
+
+def _resample_stacks(stacks: Sequence[np.ndarray], repeated: Sequence[bool], rng: np.random.Generator,
+                     scheme: str) -> list[np.ndarray]:
+    """One more resample of every replicate in ``stacks`` (each (B, n, k)), by the same scheme:
+    the second stage of the predictive bootstrap (module docstring)."""
+    b, n = stacks[0].shape[:2]
+    rows = rng.integers(0, n, size=(b, n)) if scheme != "repeats" else None
+    out = []
+    for stack, rep in zip(stacks, repeated):
+        picked = stack if rows is None else np.take_along_axis(stack, rows[:, :, None], axis=1)
+        if not rep:
+            out.append(picked)
+            continue
+        centre, dev = _repeat_parts_stack(picked)
+        out.append(centre[..., None] + _draw_deviations(dev, rng, pooled=True))
+    return out
+
+
+def _repeat_parts_stack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_repeat_parts` of every matrix of a stack (B, n, k) at once."""
+    _, n, k = x.shape
+    means = x.mean(axis=2)
+    grand = means.mean(axis=1, keepdims=True)
+    dev = x - means[..., None]
+    msr = k * ((means - grand) ** 2).sum(axis=1) / (n - 1)
+    msw = (dev ** 2).sum(axis=(1, 2)) / (n * (k - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shrink = np.where(msr > 0, np.sqrt(np.maximum(0.0, 1 - msw / np.where(msr > 0, msr, 1.0))), 0.0)
+    return grand + shrink[:, None] * (means - grand), dev * math.sqrt(k / (k - 1))
 
 
 def _repeat_parts(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

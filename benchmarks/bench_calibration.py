@@ -1,0 +1,135 @@
+"""Benchmark: is p_pass a calibrated probability that a rerun of the gate passes?
+
+Run: python benchmarks/bench_calibration.py [--datasets N] [--boot B]
+
+Simulation with known truth (seeded).  Each data set draws its true value spread around the
+gate's threshold, then the data, then two reruns from the same truth:
+
+* **ICC over repeats** (``assert_icc_above`` on ``judge.rate(..., repeats=k)``): n items x k
+  judge samples, ``x_ij = mu_i + e_ij`` with true ICC(A,1) uniform on threshold +- 0.25
+  (n = 30 or 40, k = 3 or 5, threshold 0.6).  ``p_pass`` (the gates' default on such data)
+  predicts a rerun on the *same items* with new judge samples (a cache refresh);
+  ``p_pass_new_items`` a rerun on new items and new samples.
+* **Mean of per-item values** (a probe or MindEval gate, no repeats): n = 30 item values with a
+  true mean uniform on threshold +- 0.5 sd; ``p_pass`` predicts a rerun on new items.
+
+Both use :func:`pytest_judgerel.stats.verdict_stability` with ``predictive=True`` exactly as
+:mod:`pytest_judgerel.gate_stats` calls it.  For each number the reliability table bins data sets
+by predicted probability (deciles 0-0.1, ..., 0.9-1) and compares the mean prediction with the
+observed rerun pass rate; the Brier score is compared with that of the best constant (the
+observed pass rate itself, r(1 - r)).  For contrast the old number -- the bootstrap share of
+resamples that pass (``predictive=False``) -- is scored against the new-items rerun.
+
+Goals (each number): every bin with 30+ data sets within 0.08 of its observed rerun pass rate,
+Brier <= 0.9 x the best constant's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from pytest_judgerel.stats import icc_statistic, verdict_stability
+from pytest_judgerel.stats.icc_batch import icc_values
+
+THRESHOLD = 0.6
+MIN_BIN = 30
+MAX_GAP = 0.08
+MAX_BRIER_RATIO = 0.9
+
+
+def _icc(x: np.ndarray) -> float:
+    return float(icc_values(x[None], "A,1")[0])
+
+
+def simulate_icc(rng: np.random.Generator, datasets: int, boot: int) -> dict[str, tuple[list, list]]:
+    stat = icc_statistic("A,1")
+    out: dict[str, tuple[list, list]] = {"p_pass (same items)": ([], []), "p_pass_new_items": ([], []),
+                                         "old bootstrap share vs new items": ([], [])}
+    for d in range(datasets):
+        n, k = (30, 40)[d % 2], (3, 5)[(d // 2) % 2]
+        rho = rng.uniform(THRESHOLD - 0.25, THRESHOLD + 0.25)
+        sd_item = np.sqrt(rho / (1 - rho))
+        mu = rng.normal(0, sd_item, n)
+        x = mu[:, None] + rng.normal(size=(n, k))
+        same = verdict_stability(stat, x, THRESHOLD, resample="repeats", n_boot=boot, seed=d, predictive=True)
+        new = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d, predictive=True)
+        old = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d)
+        rerun_same = _icc(mu[:, None] + rng.normal(size=(n, k))) >= THRESHOLD
+        rerun_new = _icc(rng.normal(0, sd_item, n)[:, None] + rng.normal(size=(n, k))) >= THRESHOLD
+        for key, p, hit in (("p_pass (same items)", same.p_pass, rerun_same),
+                            ("p_pass_new_items", new.p_pass, rerun_new),
+                            ("old bootstrap share vs new items", old.p_pass, rerun_new)):
+            out[key][0].append(p)
+            out[key][1].append(hit)
+    return out
+
+
+def simulate_mean(rng: np.random.Generator, datasets: int, boot: int) -> dict[str, tuple[list, list]]:
+    def mean(x: np.ndarray) -> np.ndarray:
+        return x.mean(axis=-2)[..., 0]
+
+    mean.vectorized = True  # type: ignore[attr-defined]
+    out: dict[str, tuple[list, list]] = {"mean gate p_pass (new items)": ([], []),
+                                         "mean gate old bootstrap share": ([], [])}
+    n = 30
+    for d in range(datasets):
+        mu = rng.uniform(-0.5, 0.5)
+        x = rng.normal(mu, 1.0, n)
+        new = verdict_stability(mean, x, 0.0, resample="items", n_boot=boot, seed=d, predictive=True)
+        old = verdict_stability(mean, x, 0.0, resample="items", n_boot=boot, seed=d)
+        hit = rng.normal(mu, 1.0, n).mean() >= 0.0
+        for key, p in (("mean gate p_pass (new items)", new.p_pass), ("mean gate old bootstrap share", old.p_pass)):
+            out[key][0].append(p)
+            out[key][1].append(hit)
+    return out
+
+
+def score(name: str, p: list, hit: list, graded: bool) -> bool:
+    p_arr, y = np.asarray(p, dtype=float), np.asarray(hit, dtype=float)
+    bins = np.minimum((p_arr * 10).astype(int), 9)
+    rate = y.mean()
+    brier, const = float(((p_arr - y) ** 2).mean()), float(rate * (1 - rate))
+    print(f"\n{name}: {len(y)} data sets, rerun pass rate {rate:.3f}")
+    print(f"  {'bin':>9} {'n':>5} {'mean p':>7} {'observed':>8} {'gap':>6}")
+    worst = 0.0
+    for b in range(10):
+        sel = bins == b
+        if not sel.any():
+            continue
+        gap = abs(p_arr[sel].mean() - y[sel].mean())
+        counted = sel.sum() >= MIN_BIN
+        worst = max(worst, gap) if counted else worst
+        print(f"  {b / 10:.1f}-{(b + 1) / 10:.1f} {int(sel.sum()):5d} {p_arr[sel].mean():7.3f} {y[sel].mean():8.3f} "
+              f"{gap:6.3f}{'' if counted else ' (fewer than 30)'}")
+    ratio = brier / const if const > 0 else float("inf")
+    print(f"  Brier {brier:.4f}, best constant {const:.4f} (ratio {ratio:.3f}); worst bin gap {worst:.3f}")
+    if not graded:
+        return True
+    key = name.split(" (")[0].replace(" ", "_")
+    ok_bins, ok_brier = worst <= MAX_GAP, ratio <= MAX_BRIER_RATIO
+    print(f"calibration_{key}_bins: worst gap {worst:.3f} goal<={MAX_GAP} {'PASS' if ok_bins else 'FAIL'}")
+    print(f"calibration_{key}_brier: ratio {ratio:.3f} goal<={MAX_BRIER_RATIO} {'PASS' if ok_brier else 'FAIL'}")
+    return ok_bins and ok_brier
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--datasets", type=int, default=4000)
+    ap.add_argument("--boot", type=int, default=200)
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(2026)
+    results = {**simulate_icc(rng, args.datasets, args.boot), **simulate_mean(rng, args.datasets, args.boot)}
+    ok = True
+    for name, (p, hit) in results.items():
+        ok &= score(name, p, hit, graded="old" not in name)
+    print(f"\n({args.datasets} data sets per setting, {args.boot} resamples each, {time.perf_counter() - t0:.1f} s)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,14 +38,21 @@ def _cache_stats(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache_admin import cache_stats
 
     result = cache_stats(_cache_location(args))
+    # a damaged database is an error (exit 1): a script checking the cache must not read it as healthy
+    status = 1 if result.damaged else 0
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
-        return 0
+        if result.damaged:
+            print(f"error: the cache database is corrupt: {result.damage or 'its table cannot be read'}",
+                  file=sys.stderr)
+        return status
     label = "cache" if "://" in result.directory else "cache directory"
     print(f"{label}: {result.directory}")
     if result.damaged:
-        print(f"warning: the cache database is corrupt; {result.entries} entries are readable, "
-              f"{result.unreadable} rows are not. Keep the readable ones with: "
+        lost = ("its table cannot be read at all, so how many entries it held is unknown"
+                if result.unreadable is None else f"{result.unreadable} rows are not")
+        print(f"error: the cache database is corrupt ({result.damage or 'damaged pages'}); {result.entries} "
+              f"entries are readable, {lost}. Keep the readable ones (and get a working cache) with: "
               f"judgerel cache salvage --dir {result.directory}", file=sys.stderr)
     elif result.unreadable:
         print(f"warning: {result.unreadable} unreadable entries (served as misses and re-recorded)", file=sys.stderr)
@@ -60,7 +67,7 @@ def _cache_stats(args: argparse.Namespace) -> int:
             print(f"{title}:")
             for name, count in counts.items():
                 print(f"  {name or '(default)'}: {count}")
-    return 0
+    return status
 
 
 def _cache_export(args: argparse.Namespace) -> int:
@@ -78,8 +85,14 @@ def _cache_salvage(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache_admin import salvage_cache
 
     result = salvage_cache(_cache_location(args))
-    print(f"salvaged {result.saved} entries into a fresh cache at {_shown(_cache_location(args))}; "
-          f"{result.unreadable} unreadable rows lost; the damaged files are in {result.moved_to}")
+    where = f"into a fresh cache at {_shown(_cache_location(args))}; the damaged files are in {result.moved_to}"
+    if result.unreadable is None:
+        # nothing could be read: say so, and fail, even though the fresh cache is usable
+        print(f"salvaged {result.saved} entries {where}. The damaged database's table could not be read at all"
+              f" ({result.damage or 'corrupt pages'}): an unknown number of entries were lost", file=sys.stderr)
+        return 1
+    print(f"salvaged {result.saved} entries {where}; {result.unreadable} unreadable rows lost"
+          + (f" ({result.damage})" if result.damage else ""))
     return 0
 
 

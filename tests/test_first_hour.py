@@ -153,6 +153,33 @@ def test_system_replaces_the_templates_system_message(scripted):
     assert Judge(model=model, template="stsb", system="You are terse.").fingerprint()["system_hash"]
 
 
+def test_an_empty_system_message_removes_the_templates_and_is_a_distinct_judge(scripted):
+    """Issue 24: ``system=""`` was silently ignored (the template's system message was sent)."""
+    from pytest_judgerel import Judge
+    from pytest_judgerel.llm import LLMClient, LLMSettings
+
+    seen = []
+
+    def judge_fn(messages, **params):
+        seen.append(messages)
+        return "3"
+
+    model = scripted("scripted/no-system", judge_fn)
+    with LLMClient(LLMSettings(cache_mode="off")) as client:
+        for system in ("", None):
+            Judge(model=model, template="stsb", system=system, client=client).rate(
+                [{"sentence1": "a", "sentence2": "b"}], repeats=1)
+    without, default = seen
+    assert [m["role"] for m in without] == ["user"]
+    assert [m["role"] for m in default] == ["system", "user"]
+    assert without[0] == default[1]  # only the system message differs
+    hashes = {s: Judge(model=model, template="stsb", system=s).fingerprint()["system_hash"]
+              for s in ("", None, "You are terse.")}
+    assert hashes[None] is None and hashes[""] and len(set(hashes.values())) == 3
+    with pytest.raises(ConfigError, match="system must be a string"):
+        Judge(model=model, template="stsb", system=["You are terse."])
+
+
 # ---------------------------------------------------------------- 3. a corrupted cache
 def _filled_cache(directory: Path, n: int = 40) -> None:
     from pytest_judgerel.llm.backend import make_entry
@@ -195,13 +222,35 @@ def test_a_corrupt_cache_database_is_one_clear_error_and_can_be_salvaged(pyteste
     result.assert_outcomes(failed=1)  # the session stopped after the first: one error, not one per test
 
     stats = _cli("cache", "stats", "--dir", str(cache))
-    assert stats.returncode == 0 and "corrupt" in stats.stderr
+    assert stats.returncode == 1 and "corrupt" in stats.stderr and "not an SQLite database" in stats.stderr
     export = _cli("cache", "export", "--dir", str(cache), "--out", str(tmp_path / "saved.jsonl"))
     assert export.returncode == 0, export.stderr
     salvage = _cli("cache", "salvage", "--dir", str(cache))
-    assert salvage.returncode == 0, salvage.stderr
+    # nothing of a database without its header can be read: said, and a failure, not "0 rows lost"
+    assert salvage.returncode == 1 and "unknown number of entries were lost" in salvage.stderr, salvage.stderr
+    assert "0 unreadable rows lost" not in salvage.stdout + salvage.stderr
     assert list(tmp_path.glob("cache.corrupt-*"))  # the damaged files are kept aside
-    assert _cli("cache", "stats", "--dir", str(cache), "--json").returncode == 0
+    assert _cli("cache", "stats", "--dir", str(cache), "--json").returncode == 0  # the fresh cache is healthy
+
+
+def test_a_half_truncated_cache_is_reported_as_such_and_stats_fail(tmp_path):
+    """Issue 24: salvage said "0 unreadable rows lost" after saving 0 of 200 entries; stats exited 0."""
+    from pytest_judgerel.llm.cache_admin import cache_stats, salvage_cache
+
+    cache = tmp_path / "cache"
+    _filled_cache(cache, n=200)
+    db = cache / "cache.db"
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+    stats = cache_stats(cache)
+    assert stats.damaged and stats.unreadable is None
+    assert stats.damage == f"{db} is truncated: {len(data) // 2:,} of its {len(data):,} bytes remain"
+    text = _cli("cache", "stats", "--dir", str(cache))
+    assert text.returncode == 1 and "truncated" in text.stderr and "unknown" in text.stderr
+    as_json = _cli("cache", "stats", "--dir", str(cache), "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["unreadable"] is None
+    result = salvage_cache(tmp_path / "cache")
+    assert result.unreadable is None and not result.complete and "truncated" in result.damage
 
 
 def test_unreadable_rows_are_counted_misses_and_salvage_keeps_the_rest(tmp_path):
@@ -219,7 +268,7 @@ def test_unreadable_rows_are_counted_misses_and_salvage_keeps_the_rest(tmp_path)
     stats = cache_stats(cache)
     assert stats.unreadable == 1 and stats.entries == 39 and not stats.damaged
     result = salvage_cache(cache)
-    assert result.saved == 39 and result.unreadable == 1
+    assert result.saved == 39 and result.unreadable == 1 and not result.complete
     assert cache_stats(cache).entries == 39
 
 

@@ -14,7 +14,7 @@ from pytest_judgerel.errors import ConfigError
 from pytest_judgerel.llm.backend import CacheBackend, make_entry
 from pytest_judgerel.llm.cache import display_location, open_backend
 
-__all__ = ["CacheStatsResult", "SalvageResult", "cache_stats", "export_cache", "import_cache", "prune_cache",
+__all__ = ["CacheStatsResult", "SalvageResult", "cache_stats", "damage_of", "export_cache", "import_cache", "prune_cache",
            "salvage_cache", "read_readable_entries", "last_run_keys", "RUNS_DIR"]
 
 #: ``<cache dir>/runs/<run id>/<pid>.keys``: the keys each process of a run served;
@@ -33,8 +33,9 @@ class CacheStatsResult:
     models: dict[str, int]
     recorded_hits: int
     recorded_misses: int
-    unreadable: int = 0
+    unreadable: int | None = 0  # None: the damaged table could not be read at all, the number is unknown
     damaged: bool = False  # the database itself is corrupt: counts come from a row-by-row salvage read
+    damage: str | None = None  # what is wrong with a damaged database file, when it can be told
 
     @property
     def hit_rate(self) -> float | None:
@@ -45,7 +46,7 @@ class CacheStatsResult:
         return {"directory": self.directory, "entries": self.entries, "size_bytes": self.size_bytes,
                 "namespaces": self.namespaces, "models": self.models, "recorded_hits": self.recorded_hits,
                 "recorded_misses": self.recorded_misses, "hit_rate": self.hit_rate,
-                "unreadable": self.unreadable, "damaged": self.damaged}
+                "unreadable": self.unreadable, "damaged": self.damaged, "damage": self.damage}
 
 
 @contextmanager
@@ -59,12 +60,13 @@ def _opened(directory: str | os.PathLike[str], *, must_exist: bool = True) -> It
         backend.close()
 
 
-def read_readable_entries(directory: str | os.PathLike[str]) -> tuple[list[tuple[str, dict]], int, bool]:
+def read_readable_entries(directory: str | os.PathLike[str]) -> tuple[list[tuple[str, dict]], int | None, bool]:
     """Every readable entry: ``(entries, unreadable, damaged)``.
 
     Through the backend when it opens; when a diskcache database is corrupt, row by row
     straight from its SQLite file (``damaged=True``), skipping rows that fail to read or
-    whose key does not match its request fields.
+    whose key does not match its request fields.  ``unreadable`` is None when the damaged
+    table cannot be read at all (e.g. a truncated file): how many entries it held is unknown.
     """
     from pytest_judgerel.errors import CacheCorruptError
 
@@ -77,8 +79,28 @@ def read_readable_entries(directory: str | os.PathLike[str]) -> tuple[list[tuple
         return entries, unreadable, True
 
 
-def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int]:
-    """Read diskcache's ``Cache`` table one row at a time (a bad page loses its rows only)."""
+def damage_of(directory: str | os.PathLike[str]) -> str | None:
+    """What is visibly wrong with a cache directory's SQLite file (missing, not a database,
+    truncated), from its 100-byte header (SQLite file format, section 1.3); None when nothing shows."""
+    db = Path(directory) / "cache.db"
+    if not db.is_file():
+        return f"{db} is missing"
+    size = db.stat().st_size
+    with db.open("rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return f"{db} is not an SQLite database (its header is damaged)"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and size < pages * page_size:
+        return f"{db} is truncated: {size:,} of its {pages * page_size:,} bytes remain"
+    return None
+
+
+def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int | None]:
+    """Read diskcache's ``Cache`` table one row at a time (a bad page loses its rows only);
+    ``(entries, None)`` when the table itself cannot be read (nothing tells how many rows it had)."""
     import sqlite3
 
     from pytest_judgerel.llm.backend import STATS_PREFIX, decode_entry
@@ -92,13 +114,13 @@ def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int]:
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     except sqlite3.Error:
-        return [], 0
+        return [], None
     con.text_factory = bytes
     try:
         try:
             top = con.execute("SELECT max(rowid) FROM Cache").fetchone()[0] or 0
         except sqlite3.DatabaseError:
-            return [], 0
+            return [], None
         for rowid in range(1, int(top) + 1):
             try:
                 row = con.execute("SELECT key, mode, filename, value FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
@@ -153,16 +175,23 @@ def cache_stats(directory: str | os.PathLike[str]) -> CacheStatsResult:
             size = backend.size_bytes()
     return CacheStatsResult(display_location(directory), len(entries), size, dict(sorted(namespaces.items())),
                             dict(sorted(models.items())), recorded.get("hits", 0), recorded.get("misses", 0),
-                            unreadable, damaged)
+                            unreadable, damaged, damage_of(directory) if damaged else None)
 
 
 @dataclass(frozen=True)
 class SalvageResult:
-    """What ``salvage`` kept: entries saved into the fresh cache, rows lost, where the damaged files went."""
+    """What ``salvage`` kept: entries saved into the fresh cache, rows lost (None: the damaged table
+    could not be read, the number lost is unknown), where the damaged files went, what was wrong."""
 
     saved: int
-    unreadable: int
+    unreadable: int | None
     moved_to: str | None
+    damage: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every entry of the old cache was kept (nothing lost, or nothing to lose)."""
+        return self.unreadable == 0
 
 
 def salvage_cache(directory: str | os.PathLike[str]) -> SalvageResult:
@@ -175,7 +204,8 @@ def salvage_cache(directory: str | os.PathLike[str]) -> SalvageResult:
         raise ConfigError("salvage works on a cache directory, not a shared store URL")
     if not folder.is_dir():
         raise ConfigError(f"cache directory {str(folder)!r} does not exist")
-    entries, unreadable, _damaged = read_readable_entries(folder)
+    entries, unreadable, damaged = read_readable_entries(folder)
+    damage = damage_of(folder) if damaged else None
     moved = folder.with_name(f"{folder.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
     folder.rename(moved)
     fresh = DiskCacheBackend(folder)
@@ -184,7 +214,7 @@ def salvage_cache(directory: str | os.PathLike[str]) -> SalvageResult:
             fresh.set(key, entry)
     finally:
         fresh.close()
-    return SalvageResult(len(entries), unreadable, str(moved))
+    return SalvageResult(len(entries), unreadable, str(moved), damage)
 
 
 def last_run_keys(directory: str | os.PathLike[str]) -> set[str]:

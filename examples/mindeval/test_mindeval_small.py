@@ -55,9 +55,8 @@ def _scores(mindeval_judge, conversations):
     scores = mindeval_judge.score(conversations)
     too_long = [s.failure for s in scores if s.failure and context_overflow(s.failure)]
     if too_long:
-        pytest.skip("the MindEval judge prompt (Figures 11-12, ~2,400 tokens plus the conversation) does not fit this "
-                    "server's "
-                    f"context window (4096 tokens or more are needed): {too_long[0][-300:]}")
+        pytest.skip("the MindEval judge prompt (Figures 11-12, ~2,400 tokens plus the conversation) does not fit "
+                    f"this server's context window (4096 tokens or more are needed): {too_long[0][-300:]}")
     return scores
 
 

@@ -337,6 +337,31 @@ def test_run_examples_shows_skip_reasons():
     assert "-rs" in line.split()
 
 
+def test_readme_and_quickstart_say_the_same_about_the_embedded_model(pytester):
+    """Issue 24: the README's 30-second example failed 4 of 4 gates on the default model without
+    saying so, and README (skip) and quickstart (fail) disagreed.  The count the docs give is the
+    count of gates in the example's tests that do not request ``real_judge``."""
+    import ast
+
+    readme = (ROOT / "README.md").read_text()
+    quickstart = (ROOT / "docs" / "quickstart.md").read_text()
+    block = readme.split("## 30-second example", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    tests = [f for f in ast.parse(block).body if isinstance(f, ast.FunctionDef)]
+    real_only = {f.name for f in tests if any(a.arg == "real_judge" for a in f.args.args)}
+    assert real_only and len(real_only) < len(tests)
+    pytester.makepyfile(test_readme=block)
+    collected = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "--judge-model=scripted/x")
+    ids = [line for line in collected.outlines if "::" in line]
+    gates = [i for i in ids if i.split("::")[1].split("[")[0] not in real_only]
+    assert len(gates) == 4  # one assertion per test: 3 scales x test-retest ICC, 1 scale consistency
+    flat = {name: " ".join(text.replace("*", "").split()) for name, text in (("README", readme),
+                                                                            ("quickstart", quickstart))}
+    for name, text in flat.items():
+        assert f"fails {len(gates)} of its {len(gates)} gates" in text, name
+        assert "`real_judge` fixture skips on it" in text, name
+        assert "expected to fail on it" not in text and "skip on it with a reason" not in text, name
+
+
 # ---------------------------------------------------------------- 6. MindEval markers
 def test_patients_marker_turns_and_variant_are_validated_at_collection(pytester):
     pytester.makepyfile("""

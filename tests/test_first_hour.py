@@ -337,6 +337,19 @@ def test_run_examples_shows_skip_reasons():
     assert "-rs" in line.split()
 
 
+def test_a_marker_naming_an_in_process_model_does_not_inherit_the_sessions_server():
+    """Issue 24: with --judge-api-base set, every bias-probe example (``judge(model="scripted/...")``)
+    errored ("takes no api_base"), and the JSON, which then listed only tests with records, hid it."""
+    from pytest_judgerel.llm.endpoint import Endpoint, resolve_endpoint
+
+    session = Endpoint(model="openai/served", api_base="http://127.0.0.1:9/v1", api_key="k", source="--judge-model")
+    scripted = resolve_endpoint("scripted/order-blind", default=session)
+    assert (scripted.model, scripted.api_base, scripted.api_key) == ("scripted/order-blind", None, None)
+    assert resolve_endpoint("openai/other", default=session).api_base == "http://127.0.0.1:9/v1"
+    with pytest.raises(ConfigError, match="runs in this process and takes no api_base"):
+        resolve_endpoint("scripted/x", api_base="http://127.0.0.1:9/v1", default=session)
+
+
 def test_readme_and_quickstart_say_the_same_about_the_embedded_model(pytester):
     """Issue 24: the README's 30-second example failed 4 of 4 gates on the default model without
     saying so, and README (skip) and quickstart (fail) disagreed.  The count the docs give is the

@@ -128,22 +128,36 @@ def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any],
     }
 
 
-def build_report(session: Any, exitstatus: int | None = None) -> dict[str, Any]:
-    """The report of one session: every test pytest ran (with its outcome, and its records and
-    calls when it made any), plus totals and what pytest reported (the outcome counts, the exit
-    status, an interruption)."""
-    settings = session.settings.as_dict()
+def every_test(results: Iterable[Mapping[str, Any]], outcomes: Mapping[str, str],
+               workers: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Test entries for the report: every test pytest ran, with or without records.
+
+    ``results``: the entries of tests that sent records or calls (``{nodeid, outcome, records,
+    calls, worker[, repeated]}``); ``outcomes``: every test's outcome as pytest counted it
+    (``{nodeid: outcome}``), which wins over an entry's own except ``interrupted``/``crashed``;
+    ``workers``: the xdist worker of each test (None without xdist)."""
+    workers = workers or {}
     tests = []
-    for r in session.results.values():
-        entry = {"nodeid": r["nodeid"], "outcome": session.outcomes.get(r["nodeid"], r.get("outcome", "passed")),
+    for r in results:
+        entry = {"nodeid": r["nodeid"], "outcome": outcomes.get(r["nodeid"], r.get("outcome", "passed")),
                  "worker": r.get("worker"), "records": list(r.get("records", [])), "calls": dict(r.get("calls", {}))}
         if r.get("outcome") in ("interrupted", "crashed"):
             entry["outcome"] = r["outcome"]
         if r.get("repeated"):
             entry["repeated"] = dict(r["repeated"])
         tests.append(entry)
-    tests += [{"nodeid": nodeid, "outcome": outcome, "worker": session.workers.get(nodeid), "records": [],
-               "calls": {}} for nodeid, outcome in session.outcomes.items() if nodeid not in session.results]
+    seen = {t["nodeid"] for t in tests}
+    tests += [{"nodeid": nodeid, "outcome": outcome, "worker": workers.get(nodeid), "records": [], "calls": {}}
+              for nodeid, outcome in outcomes.items() if nodeid not in seen]
+    return tests
+
+
+def build_report(session: Any, exitstatus: int | None = None) -> dict[str, Any]:
+    """The report of one session: every test pytest ran (with its outcome, and its records and
+    calls when it made any), plus totals and what pytest reported (the outcome counts, the exit
+    status, an interruption)."""
+    settings = session.settings.as_dict()
+    tests = every_test(session.results.values(), session.outcomes, getattr(session, "workers", None))
     endpoint = session.endpoint_or_none()
     outcomes: dict[str, int] = {}
     for outcome in session.outcomes.values():

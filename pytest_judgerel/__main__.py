@@ -49,8 +49,8 @@ def _cache_stats(args: argparse.Namespace) -> int:
     label = "cache" if "://" in result.directory else "cache directory"
     print(f"{label}: {result.directory}")
     if result.damaged:
-        lost = ("its table cannot be read at all, so how many entries it held is unknown"
-                if result.unreadable is None else f"{result.unreadable} rows are not")
+        lost = ("SQLite cannot reach its table, so they were read page by page and how many entries it held "
+                "is unknown" if result.unreadable is None else f"{result.unreadable} rows are not")
         print(f"error: the cache database is corrupt ({result.damage or 'damaged pages'}); {result.entries} "
               f"entries are readable, {lost}. Keep the readable ones (and get a working cache) with: "
               f"judgerel cache salvage --dir {result.directory}", file=sys.stderr)
@@ -87,10 +87,12 @@ def _cache_salvage(args: argparse.Namespace) -> int:
     result = salvage_cache(_cache_location(args))
     where = f"into a fresh cache at {_shown(_cache_location(args))}; the damaged files are in {result.moved_to}"
     if result.unreadable is None:
-        # nothing could be read: say so, and fail, even though the fresh cache is usable
-        print(f"salvaged {result.saved} entries {where}. The damaged database's table could not be read at all"
-              f" ({result.damage or 'corrupt pages'}): an unknown number of entries were lost", file=sys.stderr)
-        return 1
+        # SQLite could not reach the table: the entries were read from the file's pages, and
+        # nothing tells how many the lost pages held.  Nothing saved is a failure (exit 1).
+        print(f"salvaged {result.saved} entries {where}. SQLite could not read the damaged database's table "
+              f"({result.damage or 'corrupt pages'}), so its pages were read one by one: an unknown number of "
+              "entries were lost", file=sys.stderr if not result.saved else sys.stdout)
+        return 0 if result.saved else 1
     print(f"salvaged {result.saved} entries {where}; {result.unreadable} unreadable rows lost"
           + (f" ({result.damage})" if result.damage else ""))
     return 0

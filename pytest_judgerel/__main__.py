@@ -38,14 +38,21 @@ def _cache_stats(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache_admin import cache_stats
 
     result = cache_stats(_cache_location(args))
+    # a damaged database is an error (exit 1): a script checking the cache must not read it as healthy
+    status = 1 if result.damaged else 0
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
-        return 0
+        if result.damaged:
+            print(f"error: the cache database is corrupt: {result.damage or 'its table cannot be read'}",
+                  file=sys.stderr)
+        return status
     label = "cache" if "://" in result.directory else "cache directory"
     print(f"{label}: {result.directory}")
     if result.damaged:
-        print(f"warning: the cache database is corrupt; {result.entries} entries are readable, "
-              f"{result.unreadable} rows are not. Keep the readable ones with: "
+        lost = ("SQLite cannot reach its table, so they were read page by page and how many entries it held "
+                "is unknown" if result.unreadable is None else f"{result.unreadable} rows are not")
+        print(f"error: the cache database is corrupt ({result.damage or 'damaged pages'}); {result.entries} "
+              f"entries are readable, {lost}. Keep the readable ones (and get a working cache) with: "
               f"judgerel cache salvage --dir {result.directory}", file=sys.stderr)
     elif result.unreadable:
         print(f"warning: {result.unreadable} unreadable entries (served as misses and re-recorded)", file=sys.stderr)
@@ -60,7 +67,7 @@ def _cache_stats(args: argparse.Namespace) -> int:
             print(f"{title}:")
             for name, count in counts.items():
                 print(f"  {name or '(default)'}: {count}")
-    return 0
+    return status
 
 
 def _cache_export(args: argparse.Namespace) -> int:
@@ -78,8 +85,16 @@ def _cache_salvage(args: argparse.Namespace) -> int:
     from pytest_judgerel.llm.cache_admin import salvage_cache
 
     result = salvage_cache(_cache_location(args))
-    print(f"salvaged {result.saved} entries into a fresh cache at {_shown(_cache_location(args))}; "
-          f"{result.unreadable} unreadable rows lost; the damaged files are in {result.moved_to}")
+    where = f"into a fresh cache at {_shown(_cache_location(args))}; the damaged files are in {result.moved_to}"
+    if result.unreadable is None:
+        # SQLite could not reach the table: the entries were read from the file's pages, and
+        # nothing tells how many the lost pages held.  Nothing saved is a failure (exit 1).
+        print(f"salvaged {result.saved} entries {where}. SQLite could not read the damaged database's table "
+              f"({result.damage or 'corrupt pages'}), so its pages were read one by one: an unknown number of "
+              "entries were lost", file=sys.stderr if not result.saved else sys.stdout)
+        return 0 if result.saved else 1
+    print(f"salvaged {result.saved} entries {where}; {result.unreadable} unreadable rows lost"
+          + (f" ({result.damage})" if result.damage else ""))
     return 0
 
 

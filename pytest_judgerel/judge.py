@@ -61,7 +61,8 @@ class Judge:
     The server is ``endpoint`` (see :class:`~pytest_judgerel.llm.Endpoint`; the ``judge``
     fixture passes the session's); ``model``/``api_base``/``api_key`` refine it.  With
     neither, the endpoint is resolved from ``JUDGEREL_MODEL``/``JUDGEREL_API_BASE``, else
-    the embedded model.  ``system`` replaces the template's system message.
+    the embedded model.  ``system`` replaces the template's system message; ``system=""``
+    removes it (no system message is sent), ``None`` keeps the template's.
     ``constrain``: ``"auto"`` grammar-constrains replies on the embedded model only,
     ``"always"`` on any llama.cpp-compatible server too, ``"never"`` not at all.
     """
@@ -111,6 +112,9 @@ class Judge:
         from .llm.endpoint import check_constrain
 
         check_constrain(self.constrain)
+        if self.system is not None and not isinstance(self.system, str):
+            raise ConfigError(f"system must be a string (\"\" for no system message) or None, "
+                              f"got {type(self.system).__name__}")
 
     def _judge_scale(self, spec: ScaleLike) -> Scale:
         """The scale as this template uses it: fractional when the template allows
@@ -143,7 +147,7 @@ class Judge:
             "model": model or self.model,
             "template": self.template_name,
             "template_hash": self.template_hash[:16],
-            "system_hash": hashlib.sha256(self.system.encode()).hexdigest()[:16] if self.system else None,
+            "system_hash": hashlib.sha256(self.system.encode()).hexdigest()[:16] if self.system is not None else None,
             "scale": sc.name,
             "axis": self.axis,
             "temperature": self.temperature if temperature is None else temperature,
@@ -294,8 +298,9 @@ class Judge:
         from .llm import LLMRequest
         from .templates import render
 
-        messages = [m for m in render(self._template, item, scale) if not (self.system and m.get("role") == "system")]
-        if self.system:  # the caller's system message replaces the template's
+        messages = [m for m in render(self._template, item, scale)
+                    if not (self.system is not None and m.get("role") == "system")]
+        if self.system:  # the caller's system message replaces the template's ("" removes it)
             messages.insert(0, {"role": "system", "content": self.system})
         endpoint = self.endpoint if model is None else self.endpoint.with_model(model)
         grammar = grammar_for(self.output, scale, self.axes) if self._constrained(endpoint.model) else None

@@ -153,6 +153,33 @@ def test_system_replaces_the_templates_system_message(scripted):
     assert Judge(model=model, template="stsb", system="You are terse.").fingerprint()["system_hash"]
 
 
+def test_an_empty_system_message_removes_the_templates_and_is_a_distinct_judge(scripted):
+    """Issue 24: ``system=""`` was silently ignored (the template's system message was sent)."""
+    from pytest_judgerel import Judge
+    from pytest_judgerel.llm import LLMClient, LLMSettings
+
+    seen = []
+
+    def judge_fn(messages, **params):
+        seen.append(messages)
+        return "3"
+
+    model = scripted("scripted/no-system", judge_fn)
+    with LLMClient(LLMSettings(cache_mode="off")) as client:
+        for system in ("", None):
+            Judge(model=model, template="stsb", system=system, client=client).rate(
+                [{"sentence1": "a", "sentence2": "b"}], repeats=1)
+    without, default = seen
+    assert [m["role"] for m in without] == ["user"]
+    assert [m["role"] for m in default] == ["system", "user"]
+    assert without[0] == default[1]  # only the system message differs
+    hashes = {s: Judge(model=model, template="stsb", system=s).fingerprint()["system_hash"]
+              for s in ("", None, "You are terse.")}
+    assert hashes[None] is None and hashes[""] and len(set(hashes.values())) == 3
+    with pytest.raises(ConfigError, match="system must be a string"):
+        Judge(model=model, template="stsb", system=["You are terse."])
+
+
 # ---------------------------------------------------------------- 3. a corrupted cache
 def _filled_cache(directory: Path, n: int = 40) -> None:
     from pytest_judgerel.llm.backend import make_entry
@@ -195,13 +222,62 @@ def test_a_corrupt_cache_database_is_one_clear_error_and_can_be_salvaged(pyteste
     result.assert_outcomes(failed=1)  # the session stopped after the first: one error, not one per test
 
     stats = _cli("cache", "stats", "--dir", str(cache))
-    assert stats.returncode == 0 and "corrupt" in stats.stderr
+    assert stats.returncode == 1 and "corrupt" in stats.stderr and "not an SQLite database" in stats.stderr
     export = _cli("cache", "export", "--dir", str(cache), "--out", str(tmp_path / "saved.jsonl"))
     assert export.returncode == 0, export.stderr
     salvage = _cli("cache", "salvage", "--dir", str(cache))
+    # SQLite refuses a file without its header; its pages still hold every entry
     assert salvage.returncode == 0, salvage.stderr
+    assert "salvaged 40 entries" in salvage.stdout and "pages were read one by one" in salvage.stdout
+    assert "unknown number of entries were lost" in salvage.stdout and "0 unreadable rows lost" not in salvage.stdout
     assert list(tmp_path.glob("cache.corrupt-*"))  # the damaged files are kept aside
-    assert _cli("cache", "stats", "--dir", str(cache), "--json").returncode == 0
+    fresh = _cli("cache", "stats", "--dir", str(cache), "--json")
+    assert fresh.returncode == 0 and json.loads(fresh.stdout)["entries"] == 40  # the fresh cache is healthy
+
+
+def test_a_half_truncated_cache_is_reported_as_such_and_stats_fail(tmp_path):
+    """Issue 24: salvage said "0 unreadable rows lost" after saving 0 of 200 entries; stats exited 0."""
+    from pytest_judgerel.llm.cache_admin import cache_stats, salvage_cache
+
+    cache = tmp_path / "cache"
+    _filled_cache(cache, n=200)
+    db = cache / "cache.db"
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+    stats = cache_stats(cache)
+    assert stats.damaged and stats.unreadable is None
+    assert stats.damage == f"{db} is truncated: {len(data) // 2:,} of its {len(data):,} bytes remain"
+    # the rows in the pages that remain are read one by one (SQLite cannot reach them any more)
+    assert 0 < stats.entries < 200
+    text = _cli("cache", "stats", "--dir", str(cache))
+    assert text.returncode == 1 and "truncated" in text.stderr and "unknown" in text.stderr
+    assert f"{stats.entries} entries are readable" in text.stderr
+    as_json = _cli("cache", "stats", "--dir", str(cache), "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["unreadable"] is None
+    salvage = _cli("cache", "salvage", "--dir", str(cache))
+    assert salvage.returncode == 0 and f"salvaged {stats.entries} entries" in salvage.stdout
+    assert "unknown number of entries were lost" in salvage.stdout and "truncated" in salvage.stdout
+    saved = cache_stats(cache)
+    assert not saved.damaged and saved.entries == stats.entries and saved.unreadable == 0
+    # every salvaged answer is the one recorded for its request (the key recomputes from it)
+    from pytest_judgerel.llm.cache_admin import read_readable_entries
+
+    entries, _, _ = read_readable_entries(cache)
+    assert all(e["response"]["text"] == str(int(e["request"]["messages"][0]["content"][1:]) % 6) for _, e in entries)
+
+
+def test_salvage_of_a_cache_with_nothing_readable_says_so_and_fails(tmp_path):
+    from pytest_judgerel.llm.cache_admin import cache_stats
+
+    cache = tmp_path / "cache"
+    _filled_cache(cache, n=5)
+    db = cache / "cache.db"
+    db.write_bytes(db.read_bytes()[:2048])  # not even one whole page
+    salvage = _cli("cache", "salvage", "--dir", str(cache))
+    assert salvage.returncode == 1 and "salvaged 0 entries" in salvage.stderr
+    assert "unknown number of entries were lost" in salvage.stderr and "0 unreadable rows" not in salvage.stderr
+    fresh = cache_stats(cache)  # still, a working (empty) cache is in place
+    assert not fresh.damaged and fresh.entries == 0
 
 
 def test_unreadable_rows_are_counted_misses_and_salvage_keeps_the_rest(tmp_path):
@@ -219,7 +295,7 @@ def test_unreadable_rows_are_counted_misses_and_salvage_keeps_the_rest(tmp_path)
     stats = cache_stats(cache)
     assert stats.unreadable == 1 and stats.entries == 39 and not stats.damaged
     result = salvage_cache(cache)
-    assert result.saved == 39 and result.unreadable == 1
+    assert result.saved == 39 and result.unreadable == 1 and not result.complete
     assert cache_stats(cache).entries == 39
 
 
@@ -286,6 +362,44 @@ def test_run_examples_shows_skip_reasons():
     run = (ROOT / "run").read_text()
     line = next(x for x in run.splitlines() if "run_pytest examples" in x)
     assert "-rs" in line.split()
+
+
+def test_a_marker_naming_an_in_process_model_does_not_inherit_the_sessions_server():
+    """Issue 24: with --judge-api-base set, every bias-probe example (``judge(model="scripted/...")``)
+    errored ("takes no api_base"), and the JSON, which then listed only tests with records, hid it."""
+    from pytest_judgerel.llm.endpoint import Endpoint, resolve_endpoint
+
+    session = Endpoint(model="openai/served", api_base="http://127.0.0.1:9/v1", api_key="k", source="--judge-model")
+    scripted = resolve_endpoint("scripted/order-blind", default=session)
+    assert (scripted.model, scripted.api_base, scripted.api_key) == ("scripted/order-blind", None, None)
+    assert resolve_endpoint("openai/other", default=session).api_base == "http://127.0.0.1:9/v1"
+    with pytest.raises(ConfigError, match="runs in this process and takes no api_base"):
+        resolve_endpoint("scripted/x", api_base="http://127.0.0.1:9/v1", default=session)
+
+
+def test_readme_and_quickstart_say_the_same_about_the_embedded_model(pytester):
+    """Issue 24: the README's 30-second example failed 4 of 4 gates on the default model without
+    saying so, and README (skip) and quickstart (fail) disagreed.  The count the docs give is the
+    count of gates in the example's tests that do not request ``real_judge``."""
+    import ast
+
+    readme = (ROOT / "README.md").read_text()
+    quickstart = (ROOT / "docs" / "quickstart.md").read_text()
+    block = readme.split("## 30-second example", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    tests = [f for f in ast.parse(block).body if isinstance(f, ast.FunctionDef)]
+    real_only = {f.name for f in tests if any(a.arg == "real_judge" for a in f.args.args)}
+    assert real_only and len(real_only) < len(tests)
+    pytester.makepyfile(test_readme=block)
+    collected = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "--judge-model=scripted/x")
+    ids = [line for line in collected.outlines if "::" in line]
+    gates = [i for i in ids if i.split("::")[1].split("[")[0] not in real_only]
+    assert len(gates) == 4  # one assertion per test: 3 scales x test-retest ICC, 1 scale consistency
+    flat = {name: " ".join(text.replace("*", "").split()) for name, text in (("README", readme),
+                                                                            ("quickstart", quickstart))}
+    for name, text in flat.items():
+        assert f"fails {len(gates)} of its {len(gates)} gates" in text, name
+        assert "`real_judge` fixture skips on it" in text, name
+        assert "expected to fail on it" not in text and "skip on it with a reason" not in text, name
 
 
 # ---------------------------------------------------------------- 6. MindEval markers

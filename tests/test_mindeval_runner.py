@@ -244,6 +244,70 @@ def test_backstory_generation_through_client(client):
         generate_backstories(profs[:1], "scripted/me-bad-writer", client, max_retries=1)
 
 
+def test_backstory_retries_are_new_samples_with_a_new_seed(client):
+    """Issue 24: a retry with the same seed got the byte-identical reply from a real server."""
+    seen = []
+
+    def writer(messages, **params):
+        seen.append((params.get("seed"), params.get("max_tokens")))
+        return "Only one." if len(seen) < 3 else STORY
+
+    register_scripted("scripted/me-seeded", writer)
+    (out,) = generate_backstories(sample_profiles(1, 5), "scripted/me-seeded", client)
+    assert out.member_narrative == STORY
+    assert seen == [(0, 400), (1, 400), (2, 400)]  # seed + retry; the default reply cap
+    seen.clear()
+    generate_backstories(sample_profiles(1, 6), "scripted/me-seeded", client, seed=10, max_tokens=50)
+    assert seen == [(10, 50), (11, 50), (12, 50)]
+    seen.clear()
+    generate_backstories(sample_profiles(1, 7), "scripted/me-seeded", client, seed=None)
+    assert [s for s, _ in seen] == [None, None, None]  # no seed stays no seed (sample_index differs)
+    with pytest.raises(ConfigError, match="seed must be an int"):
+        generate_backstories(sample_profiles(1, 8), "scripted/me-seeded", client, seed="1")
+
+
+def test_backstory_does_not_retry_a_call_that_cannot_succeed(client):
+    """Issue 24: an HTTP 400 "context exceeded" (not retryable) was re-sent max_retries times."""
+    from pytest_judgerel.mindeval.backstory import ContextWindowError, context_overflow
+
+    calls = Counter()
+    overflow = ("This model's maximum context length is 2048 tokens. However, you requested 2984 tokens "
+                "(2684 in the messages, 300 in the completion).")
+
+    def too_long(messages, **params):
+        calls.hit(messages)
+        raise ScriptedHTTPError(400, overflow)
+
+    register_scripted("scripted/me-small-context", too_long)
+    with pytest.raises(ContextWindowError, match="profile s9-0 .*does not fit the server's context window.*4096.*"
+                                                 "maximum context length is 2048"):
+        generate_backstories(sample_profiles(1, 9), "scripted/me-small-context", client)
+    assert calls.n == 1
+
+    def refused(messages, **params):
+        calls.hit(messages)
+        raise ScriptedHTTPError(404, "no such model")
+
+    register_scripted("scripted/me-refused", refused)
+    with pytest.raises(LLMCallError, match="profile s9-0 .*not retried") as info:
+        generate_backstories(sample_profiles(1, 9), "scripted/me-refused", client)
+    assert calls.n == 2 and not isinstance(info.value, ContextWindowError)
+    assert context_overflow(overflow) and context_overflow("litellm.ContextWindowExceededError: x")
+    assert not context_overflow("HTTP 404 no such model")
+
+    flaky = Counter()
+
+    def unavailable_once(messages, **params):  # a 503 can pass on a later sample: retried
+        flaky.hit(messages)
+        if flaky.n == 1:
+            raise ScriptedHTTPError(503, "busy")
+        return STORY
+
+    register_scripted("scripted/me-busy", unavailable_once)
+    (out,) = generate_backstories(sample_profiles(1, 9), "scripted/me-busy", client)
+    assert out.member_narrative == STORY and flaky.n == 2
+
+
 def test_judge_end_to_end_with_reask_and_failures(client, profiles):
     register_scripted("scripted/me-p", lambda messages, **k: "Not great. I slept badly.")
     inters = run_interactions(profiles, lambda m: "That sounds hard. What helped before? Tell me.", client,

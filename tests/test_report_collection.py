@@ -84,7 +84,8 @@ def test_records_identical_in_every_xdist_mode(project: pytest.Pytester) -> None
     expected = _records_by_test(reports["plain"])
     assert sorted(expected) == sorted(
         ["test_judged.py::test_good", "test_judged.py::test_two_metrics", "test_judged.py::test_weak_judge"]
-        + [f"test_judged.py::test_param[{s}]" for s in (5, 6, 7)])
+        + [f"test_judged.py::test_param[{s}]" for s in (5, 6, 7)] + ["test_judged.py::test_no_metric"])
+    assert expected["test_judged.py::test_no_metric"] == []  # listed with its outcome, without records
     assert [r[1] for r in expected["test_judged.py::test_two_metrics"]] == ["first", "second"]
     assert expected["test_judged.py::test_weak_judge"][0][4] is False
     for name, report in reports.items():
@@ -93,7 +94,7 @@ def test_records_identical_in_every_xdist_mode(project: pytest.Pytester) -> None
         assert report["crashed"] == []
     outcomes = {t["nodeid"]: t["outcome"] for t in reports["n2"]["tests"]}
     assert outcomes["test_judged.py::test_weak_judge"] == "failed"
-    assert outcomes["test_judged.py::test_good"] == "passed"
+    assert outcomes["test_judged.py::test_good"] == outcomes["test_judged.py::test_no_metric"] == "passed"
 
 
 def test_worker_crash_keeps_other_records_and_lists_the_crash(project: pytest.Pytester) -> None:
@@ -133,7 +134,7 @@ def test_summary_table_and_totals(project: pytest.Pytester) -> None:
         "test_judged.py::test_two_metrics ?first?*ICC(A,1)*PASS*",
         "test_judged.py::test_weak_judge*ICC(A,1)*>= 0.9*FAIL*",
         "judge calls: 0 (cache hits 0, misses 0, hit rate -), retries 0, errors 0, cost $0.0000, "
-        "parse failures 0; metrics 7 in 6 tests, 1 below threshold",
+        "parse failures 0; metrics 7 in 7 tests, 1 below threshold",
     ])
     # the summary comes before pytest's final line, which is still printed
     assert result.outlines[-1].startswith("=") and "1 failed, 6 passed" in result.outlines[-1]

@@ -14,7 +14,7 @@ from pytest_judgerel.errors import ConfigError
 from pytest_judgerel.llm.backend import CacheBackend, make_entry
 from pytest_judgerel.llm.cache import display_location, open_backend
 
-__all__ = ["CacheStatsResult", "SalvageResult", "cache_stats", "export_cache", "import_cache", "prune_cache",
+__all__ = ["CacheStatsResult", "SalvageResult", "cache_stats", "damage_of", "export_cache", "import_cache", "prune_cache",
            "salvage_cache", "read_readable_entries", "last_run_keys", "RUNS_DIR"]
 
 #: ``<cache dir>/runs/<run id>/<pid>.keys``: the keys each process of a run served;
@@ -33,8 +33,9 @@ class CacheStatsResult:
     models: dict[str, int]
     recorded_hits: int
     recorded_misses: int
-    unreadable: int = 0
+    unreadable: int | None = 0  # None: the damaged table could not be read at all, the number is unknown
     damaged: bool = False  # the database itself is corrupt: counts come from a row-by-row salvage read
+    damage: str | None = None  # what is wrong with a damaged database file, when it can be told
 
     @property
     def hit_rate(self) -> float | None:
@@ -45,7 +46,7 @@ class CacheStatsResult:
         return {"directory": self.directory, "entries": self.entries, "size_bytes": self.size_bytes,
                 "namespaces": self.namespaces, "models": self.models, "recorded_hits": self.recorded_hits,
                 "recorded_misses": self.recorded_misses, "hit_rate": self.hit_rate,
-                "unreadable": self.unreadable, "damaged": self.damaged}
+                "unreadable": self.unreadable, "damaged": self.damaged, "damage": self.damage}
 
 
 @contextmanager
@@ -59,12 +60,14 @@ def _opened(directory: str | os.PathLike[str], *, must_exist: bool = True) -> It
         backend.close()
 
 
-def read_readable_entries(directory: str | os.PathLike[str]) -> tuple[list[tuple[str, dict]], int, bool]:
+def read_readable_entries(directory: str | os.PathLike[str]) -> tuple[list[tuple[str, dict]], int | None, bool]:
     """Every readable entry: ``(entries, unreadable, damaged)``.
 
     Through the backend when it opens; when a diskcache database is corrupt, row by row
     straight from its SQLite file (``damaged=True``), skipping rows that fail to read or
-    whose key does not match its request fields.
+    whose key does not match its request fields.  When SQLite cannot reach the table at all
+    (a truncated file, a broken header), the entries are read from the file's pages one by one
+    and ``unreadable`` is None: how many entries the lost pages held is unknown.
     """
     from pytest_judgerel.errors import CacheCorruptError
 
@@ -77,8 +80,29 @@ def read_readable_entries(directory: str | os.PathLike[str]) -> tuple[list[tuple
         return entries, unreadable, True
 
 
-def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int]:
-    """Read diskcache's ``Cache`` table one row at a time (a bad page loses its rows only)."""
+def damage_of(directory: str | os.PathLike[str]) -> str | None:
+    """What is visibly wrong with a cache directory's SQLite file (missing, not a database,
+    truncated), from its 100-byte header (SQLite file format, section 1.3); None when nothing shows."""
+    db = Path(directory) / "cache.db"
+    if not db.is_file():
+        return f"{db} is missing"
+    size = db.stat().st_size
+    with db.open("rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return f"{db} is not an SQLite database (its header is damaged)"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and size < pages * page_size:
+        return f"{db} is truncated: {size:,} of its {pages * page_size:,} bytes remain"
+    return None
+
+
+def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int | None]:
+    """Read diskcache's ``Cache`` table one row at a time (a bad page loses its rows only);
+    ``(entries read page by page, None)`` when SQLite cannot reach the table (nothing tells how
+    many rows it had)."""
     import sqlite3
 
     from pytest_judgerel.llm.backend import STATS_PREFIX, decode_entry
@@ -92,13 +116,13 @@ def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int]:
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     except sqlite3.Error:
-        return [], 0
+        return _scan_pages(db), None
     con.text_factory = bytes
     try:
         try:
             top = con.execute("SELECT max(rowid) FROM Cache").fetchone()[0] or 0
         except sqlite3.DatabaseError:
-            return [], 0
+            return _scan_pages(db), None
         for rowid in range(1, int(top) + 1):
             try:
                 row = con.execute("SELECT key, mode, filename, value FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
@@ -131,6 +155,111 @@ def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int]:
     return entries, unreadable
 
 
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """SQLite's big-endian variable-length integer at ``pos``: ``(value, next position)``."""
+    value = 0
+    for i in range(9):
+        byte = buf[pos + i]
+        if i == 8:
+            return (value << 8) | byte, pos + 9
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, pos + i + 1
+    raise ValueError("bad varint")  # pragma: no cover - the loop always returns
+
+
+def _record_values(payload: bytes) -> list[Any]:
+    """The column values of one SQLite record (file format section 2.1: header of serial types, then bodies)."""
+    size, pos = _varint(payload, 0)
+    types = []
+    while pos < size:
+        t, pos = _varint(payload, pos)
+        types.append(t)
+    body, out = size, []
+    for t in types:
+        if t in (0, 8, 9):
+            out.append(None if t == 0 else t - 8)
+            continue
+        n = {1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8, 7: 8}.get(t) if t < 12 else (t - 12) // 2
+        if n is None:
+            raise ValueError(f"serial type {t}")
+        raw = payload[body:body + n]
+        if len(raw) != n:
+            raise ValueError("record cut short")
+        body += n
+        if t == 7:
+            import struct
+
+            out.append(struct.unpack(">d", raw)[0])
+        elif t < 12:
+            out.append(int.from_bytes(raw, "big", signed=True))
+        else:
+            out.append(raw)  # text or blob, as bytes
+    return out
+
+
+def _scan_pages(db: Path) -> list[tuple[str, dict]]:
+    """Entries read straight from the pages of a damaged SQLite file whose table SQLite can no
+    longer reach (a truncated file loses the pages that lead to the rows; the rows that remain are
+    in intact leaf pages).  Every table-leaf cell (SQLite file format, sections 1.6 and 2.1) with
+    the 12 columns of diskcache's ``Cache`` table is decoded; an entry counts only when its key
+    recomputes from its request fields, and a key found twice keeps the newest store time."""
+    from pytest_judgerel.llm.backend import STATS_PREFIX, decode_entry
+    from pytest_judgerel.llm.keys import key_from_fields
+
+    try:
+        data = db.read_bytes()
+    except OSError:
+        return []
+    size = int.from_bytes(data[16:18], "big") if len(data) >= 100 else 0
+    size = 65536 if size == 1 else size
+    page_size = size if 512 <= size <= 65536 and size & (size - 1) == 0 else 4096
+    usable = page_size - (data[20] if len(data) > 20 else 0)
+    max_local = usable - 35
+    min_local = ((usable - 12) * 32 // 255) - 23
+    found: dict[str, tuple[float, dict]] = {}
+    for start in range(0, len(data) - page_size + 1, page_size):
+        head = start + (100 if start == 0 else 0)
+        if data[head] != 0x0D:  # not a table b-tree leaf page
+            continue
+        cells = int.from_bytes(data[head + 3:head + 5], "big")
+        for c in range(cells):
+            try:
+                ptr = start + int.from_bytes(data[head + 8 + 2 * c:head + 10 + 2 * c], "big")
+                length, pos = _varint(data, ptr)
+                _rowid, pos = _varint(data, pos)
+                if length <= max_local:
+                    payload = data[pos:pos + length]
+                else:  # the rest is on overflow pages: follow the chain while the file has them
+                    local = min_local + (length - min_local) % (usable - 4)
+                    local = local if local <= max_local else min_local
+                    payload = data[pos:pos + local]
+                    nxt = int.from_bytes(data[pos + local:pos + local + 4], "big")
+                    while nxt and len(payload) < length:
+                        page = data[(nxt - 1) * page_size:nxt * page_size]
+                        if len(page) < page_size:
+                            raise ValueError("overflow page missing")
+                        nxt = int.from_bytes(page[:4], "big")
+                        payload += page[4:usable]
+                    payload = payload[:length]
+                values = _record_values(payload)
+                if len(values) != 12:
+                    continue  # another table (diskcache's Settings)
+                key, mode, store_time, value = values[1], values[9], values[3], values[11]
+                key = key.decode("utf-8") if isinstance(key, bytes) else key
+                if not isinstance(key, str) or key.startswith(STATS_PREFIX) or mode != 1:
+                    continue  # files beside the database (mode 3) are not read from a damaged one
+                entry = decode_entry(value.decode("utf-8") if isinstance(value, bytes) else value)
+                if entry is None or key_from_fields(entry.get("request", {})) != key:
+                    continue
+            except (ValueError, IndexError, TypeError, AttributeError, UnicodeDecodeError):
+                continue
+            when = float(store_time) if isinstance(store_time, (int, float)) else 0.0
+            if key not in found or when >= found[key][0]:
+                found[key] = (when, entry)
+    return [(key, entry) for key, (_, entry) in sorted(found.items())]
+
+
 def cache_stats(directory: str | os.PathLike[str]) -> CacheStatsResult:
     """Entries, size, namespaces, models and recorded hit rate; readable entries only on a
     damaged database (``damaged``, ``unreadable`` say so)."""
@@ -153,16 +282,23 @@ def cache_stats(directory: str | os.PathLike[str]) -> CacheStatsResult:
             size = backend.size_bytes()
     return CacheStatsResult(display_location(directory), len(entries), size, dict(sorted(namespaces.items())),
                             dict(sorted(models.items())), recorded.get("hits", 0), recorded.get("misses", 0),
-                            unreadable, damaged)
+                            unreadable, damaged, damage_of(directory) if damaged else None)
 
 
 @dataclass(frozen=True)
 class SalvageResult:
-    """What ``salvage`` kept: entries saved into the fresh cache, rows lost, where the damaged files went."""
+    """What ``salvage`` kept: entries saved into the fresh cache, rows lost (None: the damaged table
+    could not be read, the number lost is unknown), where the damaged files went, what was wrong."""
 
     saved: int
-    unreadable: int
+    unreadable: int | None
     moved_to: str | None
+    damage: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every entry of the old cache was kept (nothing lost, or nothing to lose)."""
+        return self.unreadable == 0
 
 
 def salvage_cache(directory: str | os.PathLike[str]) -> SalvageResult:
@@ -175,7 +311,8 @@ def salvage_cache(directory: str | os.PathLike[str]) -> SalvageResult:
         raise ConfigError("salvage works on a cache directory, not a shared store URL")
     if not folder.is_dir():
         raise ConfigError(f"cache directory {str(folder)!r} does not exist")
-    entries, unreadable, _damaged = read_readable_entries(folder)
+    entries, unreadable, damaged = read_readable_entries(folder)
+    damage = damage_of(folder) if damaged else None
     moved = folder.with_name(f"{folder.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
     folder.rename(moved)
     fresh = DiskCacheBackend(folder)
@@ -184,7 +321,7 @@ def salvage_cache(directory: str | os.PathLike[str]) -> SalvageResult:
             fresh.set(key, entry)
     finally:
         fresh.close()
-    return SalvageResult(len(entries), unreadable, str(moved))
+    return SalvageResult(len(entries), unreadable, str(moved), damage)
 
 
 def last_run_keys(directory: str | os.PathLike[str]) -> set[str]:

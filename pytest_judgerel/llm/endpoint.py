@@ -149,6 +149,9 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
     """
     if default is not None and model is None and api_base is None and api_key is None:
         return default
+    if model is not None and str(model).strip().startswith(_IN_PROCESS):
+        # an in-process model (embedded, scripted) never inherits a server or a key
+        return Endpoint(model=str(model).strip(), api_base=api_base, api_key=api_key, source="explicit")
     source = "explicit" if model else None
     if default is not None:  # explicit values refine the default: its server serves the named model too
         if model is None:

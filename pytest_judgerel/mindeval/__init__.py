@@ -16,7 +16,8 @@ _EXPORTS = {
     "render_profile_prompt": "prompts", "render_patient_prompt": "prompts",
     "render_clinician_prompt": "prompts", "render_judge_prompt": "prompts", "load_prompt": "prompts",
     # backstory
-    "generate_backstories": "backstory", "backstory_request": "backstory",
+    "generate_backstories": "backstory", "backstory_request": "backstory", "ContextWindowError": "backstory",
+    "context_overflow": "backstory",
     # interaction
     "Interaction": "interaction", "Turn": "interaction", "SamplingSettings": "interaction",
     "run_interactions": "interaction", "run_interaction": "interaction", "arun_interactions": "interaction",

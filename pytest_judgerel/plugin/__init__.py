@@ -123,6 +123,29 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """Tag the work of a fixture shared beyond one test (class, module, package or session scope).
+
+    Under pytest-xdist every worker sets such a fixture up once, so its judge calls and records
+    arrive from several workers; the tag (the fixture's scope, place, name and parameter) lets the
+    controller count them once (:meth:`JudgerelSession.collect`)."""
+    session = request.config.stash.get(SESSION_KEY, None)
+    if fixturedef.scope == "function" or session is None:
+        return (yield)
+    from ..recording import active_recorder
+
+    recorder = active_recorder()
+    start = len(recorder.records)
+    before = session.call_snapshot()
+    try:
+        return (yield)
+    finally:
+        identity = (f"{fixturedef.scope}:{fixturedef.baseid}::{fixturedef.argname}"
+                    + (f"[{request.param_index}]" if hasattr(request, "param") else ""))
+        session.note_shared(identity, recorder.since(start), session.call_delta(before))
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Attach the records and calls since the test's last report to this report."""
     report = yield
@@ -147,6 +170,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             # Transport on a plain attribute (xdist serialises report.__dict__), not on
             # user_properties: junitxml would print the whole payload as a Python repr.
             report.judgerel = {"records": records, "calls": calls}
+            shared = session.take_shared() if session is not None else {}
+            if shared:  # calls of shared fixtures among them (see pytest_fixture_setup)
+                report.judgerel["shared"] = shared
             if records:
                 from ..report.junit import junit_properties
 

@@ -52,7 +52,10 @@ class JudgerelSession:
             or f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.results: dict[str, dict[str, Any]] = {}
         self.outcomes: dict[str, str] = {}  # every test's outcome, with or without records
+        self.workers: dict[str, Any] = {}  # the xdist worker that ran each test (None without xdist)
         self.crashed: list[str] = []
+        self._shared: dict[str, dict[str, Any]] = {}  # this process: shared-fixture calls not yet reported
+        self.shared_seen: dict[str, Any] = {}  # controller: shared-fixture identity -> first worker that sent it
         self.interrupted = False
         self.gate_reasons: list[str] = []
         self.report: dict[str, Any] | None = None
@@ -155,6 +158,21 @@ class JudgerelSession:
 
             finish_run(self.settings.cache_dir, self.run_id)
 
+    # ------------------------------------------------------------ shared fixtures (every process)
+    def note_shared(self, identity: str, records: list, calls: dict[str, Any]) -> None:
+        """A class/module/package/session fixture was set up: tag its records with ``fixture`` and keep
+        its calls for the running test's next report (see ``pytest_fixture_setup``)."""
+        for rec in records:
+            rec.setdefault("fixture", identity)
+        if records or calls:
+            entry = self._shared.setdefault(identity, {})
+            for k, v in calls.items():
+                entry[k] = entry.get(k, 0) + v
+
+    def take_shared(self) -> dict[str, dict[str, Any]]:
+        out, self._shared = self._shared, {}
+        return out
+
     # ------------------------------------------------------------ collection (controller)
     def keep_partial(self, nodeid: str, records: list, calls: dict[str, Any]) -> None:
         """Records and calls of a test that ended without a report (Ctrl-C): kept for the report."""
@@ -167,12 +185,14 @@ class JudgerelSession:
 
     def collect(self, report: pytest.TestReport) -> None:
         """Take in one test report: its outcome, and the records and calls it carries."""
+        xfail = hasattr(report, "wasxfail")  # pytest counts these as xfailed / xpassed
         if report.failed:
             self.outcomes[report.nodeid] = "failed" if report.when == "call" else "error"
         elif report.skipped and report.when != "teardown":
-            self.outcomes.setdefault(report.nodeid, "skipped")
+            self.outcomes.setdefault(report.nodeid, "xfailed" if xfail else "skipped")
         elif report.when == "call":
-            self.outcomes.setdefault(report.nodeid, "passed")
+            self.outcomes.setdefault(report.nodeid, "xpassed" if xfail else "passed")
+        self.workers.setdefault(report.nodeid, getattr(report, "worker_id", None))
         entry = getattr(report, "judgerel", None)
         if entry is None and report.nodeid not in self.results:
             return
@@ -180,8 +200,29 @@ class JudgerelSession:
                                                       "outcome": "passed",
                                                       "worker": getattr(report, "worker_id", None)})
         if entry is not None:
-            res["records"].extend(entry.get("records", []))
-            for k, v in (entry.get("calls") or {}).items():
+            records = list(entry.get("records", []))
+            calls = dict(entry.get("calls") or {})
+            worker = getattr(report, "worker_id", None)
+            for identity, shared_calls in (entry.get("shared") or {}).items():
+                first = self.shared_seen.setdefault(identity, worker)
+                if first == worker:
+                    continue
+                # xdist: another worker already set this fixture up and sent its work; this copy
+                # is kept apart (``repeated``) so totals count the fixture once, as without xdist
+                rep = res.setdefault("repeated", {"fixtures": [], "records": 0, "parse_failures": 0, "calls": {}})
+                rep["fixtures"].append(identity)
+                dropped = [r for r in records if r.get("fixture") == identity]
+                rep["records"] += len(dropped)
+                from ..report.metrics import is_metric_record
+
+                rep["parse_failures"] += sum(int(r.get("parse_failures") or 0) for r in dropped
+                                             if not is_metric_record(r))
+                records = [r for r in records if r.get("fixture") != identity]
+                for k, v in shared_calls.items():
+                    calls[k] = calls.get(k, 0) - v
+                    rep["calls"][k] = rep["calls"].get(k, 0) + v
+            res["records"].extend(records)
+            for k, v in calls.items():
                 res["calls"][k] = res["calls"].get(k, 0) + v
         if report.failed:
             res["outcome"] = "failed" if report.when == "call" else "error"

@@ -54,8 +54,28 @@ def compute_totals(tests: Iterable[Mapping[str, Any]], extra_calls: Mapping[str,
     lookups = totals["hits"] + totals["misses"]
     totals["cost"] = round(float(totals["cost"]), 8)
     totals.update(tests=n_tests, metrics=metrics, failed_metrics=failed, parse_failures=parse_failures,
-                  hit_rate=(totals["hits"] / lookups) if lookups else None)
+                  hit_rate=(totals["hits"] / lookups) if lookups else None, repeated=repeated_totals(tests))
     return totals
+
+
+def repeated_totals(tests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """What pytest-xdist workers repeated: a shared (class/module/package/session) fixture set up on
+    more than one worker sends its calls and records from each; every copy after the first is kept
+    under the test's ``repeated`` and left out of the totals, which therefore equal a run without
+    xdist.  The calls were made (a cache miss among them was paid for): they are reported here."""
+    out: dict[str, Any] = {k: 0 for k in CALL_KEYS}
+    out.update(fixtures=0, records=0, parse_failures=0)
+    for t in tests:
+        rep = t.get("repeated") or {}
+        out["fixtures"] += len(rep.get("fixtures") or [])
+        out["records"] += int(rep.get("records") or 0)
+        out["parse_failures"] += int(rep.get("parse_failures") or 0)
+        for k in CALL_KEYS:
+            v = (rep.get("calls") or {}).get(k, 0)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[k] += v
+    out["cost"] = round(float(out["cost"]), 8)
+    return out
 
 
 def judges_table(tests: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -108,13 +128,36 @@ def assemble_report(tests: list[dict[str, Any]], *, settings: Mapping[str, Any],
     }
 
 
+def every_test(results: Iterable[Mapping[str, Any]], outcomes: Mapping[str, str],
+               workers: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Test entries for the report: every test pytest ran, with or without records.
+
+    ``results``: the entries of tests that sent records or calls (``{nodeid, outcome, records,
+    calls, worker[, repeated]}``); ``outcomes``: every test's outcome as pytest counted it
+    (``{nodeid: outcome}``), which wins over an entry's own except ``interrupted``/``crashed``;
+    ``workers``: the xdist worker of each test (None without xdist)."""
+    workers = workers or {}
+    tests = []
+    for r in results:
+        entry = {"nodeid": r["nodeid"], "outcome": outcomes.get(r["nodeid"], r.get("outcome", "passed")),
+                 "worker": r.get("worker"), "records": list(r.get("records", [])), "calls": dict(r.get("calls", {}))}
+        if r.get("outcome") in ("interrupted", "crashed"):
+            entry["outcome"] = r["outcome"]
+        if r.get("repeated"):
+            entry["repeated"] = dict(r["repeated"])
+        tests.append(entry)
+    seen = {t["nodeid"] for t in tests}
+    tests += [{"nodeid": nodeid, "outcome": outcome, "worker": workers.get(nodeid), "records": [], "calls": {}}
+              for nodeid, outcome in outcomes.items() if nodeid not in seen]
+    return tests
+
+
 def build_report(session: Any, exitstatus: int | None = None) -> dict[str, Any]:
-    """The report of one session: every test with metric records, plus totals and what pytest
-    reported (every test's outcome, the exit status, an interruption)."""
+    """The report of one session: every test pytest ran (with its outcome, and its records and
+    calls when it made any), plus totals and what pytest reported (the outcome counts, the exit
+    status, an interruption)."""
     settings = session.settings.as_dict()
-    tests = [{"nodeid": r["nodeid"], "outcome": r.get("outcome", "passed"), "worker": r.get("worker"),
-              "records": list(r.get("records", [])), "calls": dict(r.get("calls", {}))}
-             for r in session.results.values()]
+    tests = every_test(session.results.values(), session.outcomes, getattr(session, "workers", None))
     endpoint = session.endpoint_or_none()
     outcomes: dict[str, int] = {}
     for outcome in session.outcomes.values():

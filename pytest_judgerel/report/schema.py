@@ -78,10 +78,16 @@ _TEST = {
     "required": ["nodeid", "outcome", "records", "calls"],
     "properties": {
         "nodeid": {"type": "string"},
-        "outcome": {"enum": ["passed", "failed", "error", "skipped", "crashed", "interrupted"]},
+        "outcome": {"enum": ["passed", "failed", "error", "skipped", "xfailed", "xpassed", "crashed",
+                             "interrupted"]},
         "worker": _STR_OR_NULL,
         "records": {"type": "array", "items": {"$ref": "#/$defs/record"}},
         "calls": {"type": "object", "additionalProperties": _NUM},
+        "repeated": {"type": "object", "properties": {
+            "fixtures": {"type": "array", "items": {"type": "string"}},
+            "records": {"type": "integer", "minimum": 0},
+            "parse_failures": {"type": "integer", "minimum": 0},
+            "calls": {"type": "object", "additionalProperties": _NUM}}},
     },
     "additionalProperties": True,
 }
@@ -92,7 +98,8 @@ _TOTALS = {
     "type": "object",
     "required": list(_TOTAL_KEYS) + ["hit_rate"],
     "properties": {**{k: {"type": "number", "minimum": 0} for k in _TOTAL_KEYS},
-                   "hit_rate": {"type": ["number", "null"], "minimum": 0, "maximum": 1}},
+                   "hit_rate": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                   "repeated": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}},
     "additionalProperties": True,
 }
 

@@ -89,7 +89,17 @@ def totals_line(totals: Mapping[str, Any]) -> str:
             + (f"corrupt cache entries {totals['corrupt']} (answered again), " if totals.get("corrupt") else "")
             + f"cost ${float(totals.get('cost', 0) or 0):.4f}, parse failures {totals.get('parse_failures', 0)}; "
             f"metrics {totals.get('metrics', 0)} in {totals.get('tests', 0)} tests, "
-            f"{totals.get('failed_metrics', 0)} below threshold")
+            f"{totals.get('failed_metrics', 0)} below threshold" + _repeated_text(totals.get("repeated")))
+
+
+def _repeated_text(repeated: Mapping[str, Any] | None) -> str:
+    """xdist workers that set up the same shared fixture: what they repeated, outside the totals."""
+    if not repeated or not repeated.get("fixtures"):
+        return ""
+    return (f"; xdist workers repeated {repeated['fixtures']} shared fixture setup(s) "
+            f"({repeated.get('calls', 0)} calls, {repeated.get('misses', 0)} misses, "
+            f"cost ${float(repeated.get('cost', 0) or 0):.4f}, {repeated.get('parse_failures', 0)} parse failures), "
+            "not counted above")
 
 
 def _listed(tr: Any, title: str, entries: Sequence[Mapping[str, Any]], **markup: bool) -> None:

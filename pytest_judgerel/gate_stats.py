@@ -67,7 +67,9 @@ def _icc_passes(form: str, use: str, confidence: float, threshold: float, column
 
 
 RERUNS = {"items": "new items", "repeats": "same items, new judge samples",
-          "items+repeats": "new items, new judge samples"}
+          "items+repeats": "new items, new judge samples",
+          "labelled+unlabelled items": "new labelled and unlabelled items (bootstrap share, not a predictive "
+                                       "probability)"}
 """Which rerun a predictive p_pass of each resampling scheme predicts."""
 
 

@@ -58,12 +58,17 @@ class Judge:
     or template text with ``{placeholders}``; ``axis`` selects the criterion when
     the template's output has several (JSON criteria, MindEval axes).
 
-    The server is ``endpoint`` (see :class:`~pytest_judgerel.llm.Endpoint`; the ``judge``
-    fixture passes the session's); ``model``/``api_base``/``api_key`` refine it.  With
-    neither, the endpoint is resolved from ``JUDGEREL_MODEL``/``JUDGEREL_API_BASE``, else
-    the embedded model.  ``system`` replaces the template's system message.
-    ``constrain``: ``"auto"`` grammar-constrains replies on the embedded model only,
-    ``"always"`` on any llama.cpp-compatible server too, ``"never"`` not at all.
+    The server is ``endpoint`` (see :class:`~pytest_judgerel.llm.Endpoint`); ``model``/
+    ``api_base``/``api_key`` refine it.  Without an endpoint, the current session's is refined
+    (:mod:`pytest_judgerel.context`: inside pytest the session's ``--judge-model`` and
+    ``--judge-api-base``; outside, ``JUDGEREL_MODEL``/``JUDGEREL_API_BASE``, a provider's
+    base-URL variable, else the embedded model); a named in-process model never inherits a
+    server.  Without a ``client``, the session's (cache mode, cache folder, concurrency).
+    ``temperature``, ``max_tokens``, ``reask``, ``repeats`` and ``constrain`` left at None take
+    the session's (``--judge-temperature``... ; defaults 0.0, 512, True, 3, ``"auto"``).
+    ``system`` replaces the template's system message.  ``constrain``: ``"auto"``
+    grammar-constrains replies on the embedded model only, ``"always"`` on any
+    llama.cpp-compatible server too, ``"never"`` not at all.
     """
 
     model: str | None = None
@@ -72,29 +77,40 @@ class Judge:
     axes: Sequence[str] | None = None
     axis: str | None = None
     system: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 512
+    temperature: float | None = None
+    max_tokens: int | None = None
     seed: int | None = None
     top_p: float | None = None
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)
     namespace: str = ""
-    reask: bool = True
-    repeats: int = 3
+    reask: bool | None = None
+    repeats: int | None = None
     scales: Sequence[ScaleLike] = ()
-    constrain: str = "auto"
+    constrain: str | None = None
     client: Any = None
     test_id: str = ""
     endpoint: Any = field(default=None, repr=False)
     _template: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
+        from .context import current_context
         from .llm.endpoint import resolve_endpoint
         from .templates import load_template
 
         self._template = load_template(self.template)
-        ep = resolve_endpoint(self.model, self.api_base, self.api_key, default=self.endpoint)
+        ctx = current_context()
+        if self.endpoint is not None:
+            ep = resolve_endpoint(self.model, self.api_base, self.api_key, default=self.endpoint)
+        else:
+            ep = ctx.resolve(self.model, self.api_base, self.api_key)
         self.endpoint, self.model, self.api_base, self.api_key = ep, ep.model, ep.api_base, ep.api_key
+        s = ctx.settings
+        for name in ("temperature", "max_tokens", "reask", "repeats", "constrain"):
+            if getattr(self, name) is None:  # the session's setting (its default when unset)
+                setattr(self, name, getattr(s, name))
+        if self.client is None:
+            self.client = ctx.client
         self.scale = self._judge_scale(self.scale if self.scale is not None else DEFAULT_SCALE)
         self.scales = tuple(self._judge_scale(s) for s in self.scales) or (self.scale,)
         keys = list(self.axes) if self.axes else list(getattr(self._template, "keys", None) or [])
@@ -293,8 +309,6 @@ class Judge:
         )
 
     def _client(self):
-        if self.client is None:
-            self.client = default_client()
         return self.client
 
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
@@ -395,18 +409,6 @@ class Judge:
 
 DEFAULT_SCALE = "0-5"
 """Default grading scale: seed 001 finds human-LLM alignment highest on 0-5."""
-
-_default_client = None
-
-
-def default_client():
-    """A process-wide LLM client with default settings, for use outside pytest."""
-    global _default_client
-    if _default_client is None:
-        from .llm import LLMClient, LLMSettings
-
-        _default_client = LLMClient(LLMSettings())
-    return _default_client
 
 
 # ---------------------------------------------------------------------- panel

@@ -31,7 +31,7 @@ from .gate_conclusion import (
     conclude_record,
     parse_failure_limit,
 )
-from .recording import MetricRecord
+from .recording import MetricRecord, new_record
 from .errors import ReliabilityError
 from .ratings import Ratings
 from .scales import Scale, ScaleLike
@@ -411,7 +411,7 @@ def _not_computed(ratings: Any, kind: str, statistic: str, threshold: float, lab
     the error; in report-only mode record and return None (nothing fails)."""
     rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
                          error=str(exc), n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
-    return conclude_not_computed(rec, exc)  # type: ignore[arg-type]
+    return conclude_not_computed(rec, exc)
 
 
 def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, threshold: float,
@@ -431,13 +431,13 @@ def _metric_record(kind: str, statistic: str, label: str | None, result: Any, th
         value, ci, n, k = result, None, None, None
     else:
         value, ci, n, k = result.value, [result.ci_low, result.ci_high], result.n, result.k
-    rec: MetricRecord = {
-        "kind": kind, "statistic": statistic, "label": label, "value": value, "ci": ci, "n": n, "k": k,
+    base: dict[str, Any] = {
+        "statistic": statistic, "label": label, "value": value, "ci": ci, "n": n, "k": k,
         "threshold": threshold, "direction": direction, "groups": {}, "worst_items": [],
         "parse_failures": _n_parse_failures(ratings), "judge": _provenance(ratings),
     }
-    rec.update(fields)
-    return rec
+    base.update(fields)
+    return new_record(kind, **base)
 
 
 #: where a threshold can lie: an ICC within [-1, 1]; an nMAE, share or rate within [0, 1]

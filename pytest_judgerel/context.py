@@ -49,6 +49,7 @@ class SessionContext:
         self.origin = origin
         self.progress: Any = None  # the terminal's progress reporter, handed to the client (pytest only)
         self._endpoint: "Endpoint | None" = None
+        self._endpoint_error: Exception | None = None
         self._client: "LLMClient | None" = None
         self._lock = threading.RLock()
 
@@ -59,9 +60,16 @@ class SessionContext:
         resolved once; a ConfigError says how to configure one when there is none."""
         with self._lock:
             if self._endpoint is None:
+                if self._endpoint_error is not None:  # resolved once, failure included
+                    raise self._endpoint_error
+                from .errors import ConfigError
                 from .llm.endpoint import resolve_endpoint
 
-                self._endpoint = resolve_endpoint(settings=self.settings)
+                try:
+                    self._endpoint = resolve_endpoint(settings=self.settings)
+                except ConfigError as exc:
+                    self._endpoint_error = exc
+                    raise
             return self._endpoint
 
     def endpoint_or_none(self) -> "Endpoint | None":
@@ -97,7 +105,8 @@ class SessionContext:
 
                 s = self.settings
                 self._client = LLMClient(
-                    LLMSettings(cache_dir=s.cache_dir, cache_mode=s.cache_mode, max_concurrency=s.max_concurrency,
+                    LLMSettings(cache_dir=s.cache_dir if s.cache_dir is not None else ".judgerel_cache",
+                                cache_mode=s.cache_mode, max_concurrency=s.max_concurrency,
                                 rpm=s.rpm, timeout=s.timeout, max_attempts=s.max_attempts,
                                 cache_backend=s.cache_backend, run_id=self.run_id),
                     endpoint=self.endpoint_or_none(),

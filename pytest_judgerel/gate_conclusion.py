@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .recording import active_recorder
+from .recording import MetricRecord, active_recorder
 
 __all__ = ["JudgeReliabilityFailure", "conclude", "conclude_record", "conclude_not_computed",
            "parse_failure_limit"]
@@ -29,9 +29,9 @@ __all__ = ["JudgeReliabilityFailure", "conclude", "conclude_record", "conclude_n
 class JudgeReliabilityFailure(AssertionError):
     """A reliability assertion failed; ``record`` holds the metric record."""
 
-    def __init__(self, message: str, record: dict[str, Any] | None = None):
+    def __init__(self, message: str, record: MetricRecord | None = None):
         super().__init__(message)
-        self.record = record or {}
+        self.record: MetricRecord = record if record is not None else MetricRecord()
 
 
 def parse_failure_limit(limit: int | None) -> int:
@@ -45,7 +45,7 @@ def parse_failure_limit(limit: int | None) -> int:
     return limit
 
 
-def conclude(records: Sequence[dict[str, Any]], message: str | None, result: Any = None) -> Any:
+def conclude(records: Sequence[MetricRecord], message: str | None, result: Any = None) -> Any:
     """Record ``records``; return ``result`` when the gate passed (``message`` None) or the
     session is report-only, else raise :class:`JudgeReliabilityFailure` with ``message``.
 
@@ -65,25 +65,25 @@ def conclude(records: Sequence[dict[str, Any]], message: str | None, result: Any
         for rec in failed:
             rec["report_only"] = True
     for rec in records:
-        recorder.record(rec)  # type: ignore[arg-type]
+        recorder.record(rec)
     if message is None or recorder.report_only:
         return result
     first = records[0] if records else None
     raise JudgeReliabilityFailure(message + _judge_line(first.get("judge") if first else None), first)
 
 
-def conclude_record(rec: dict[str, Any], message: str | None, result: Any = None) -> Any:
+def conclude_record(rec: MetricRecord, message: str | None, result: Any = None) -> Any:
     """:func:`conclude` for a gate with one record."""
     return conclude([rec], message, result)
 
 
-def conclude_not_computed(rec: dict[str, Any], exc: BaseException) -> None:
+def conclude_not_computed(rec: MetricRecord, exc: BaseException) -> None:
     """A statistic that could not be computed (e.g. a constant judge): record it as such, then
     raise ``exc``; in report-only mode record and return None (nothing fails)."""
     recorder = active_recorder()
     if recorder.report_only:
         rec["report_only"] = True
-        recorder.record(rec)  # type: ignore[arg-type]
+        recorder.record(rec)
         return None
     recorder.record(rec)  # type: ignore[arg-type]
     raise exc
@@ -93,7 +93,7 @@ def _show(v: Any) -> str:
     return f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
-def _unstable_message(rec: Mapping[str, Any]) -> str:
+def _unstable_message(rec: MetricRecord) -> str:
     stability = rec.get("stability") or {}
     label = rec.get("label")
     return (f"{label + ': ' if label else ''}{rec.get('statistic')} = {_show(rec.get('value'))} passes its "

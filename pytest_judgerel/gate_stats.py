@@ -14,11 +14,14 @@ Seeded (``SEED``), so a rerun on the same cache prints the same numbers.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .errors import ReliabilityError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .recording import MetricRecord
 
 __all__ = ["N_BOOT", "SEED", "icc_gate_stability", "scale_gate_stability", "agreement_gate_stability",
            "mean_gate_stability", "repeats_plan", "attach_stability"]
@@ -175,7 +178,7 @@ def repeats_plan(result: Any, threshold: float) -> Any:
         return None
 
 
-def attach_stability(rec: dict[str, Any], stability: Any) -> None:
+def attach_stability(rec: "MetricRecord", stability: Any) -> None:
     """Put ``p_pass`` (and the whole stability result) into a metric record."""
     if stability is None:
         rec["p_pass"] = None

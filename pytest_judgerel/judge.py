@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .recording import active_recorder
+from .recording import active_recorder, new_record
 from .errors import ConfigError
 from .ratings import Ratings
 from .scales import Scale, ScaleLike, number_text
@@ -92,6 +92,10 @@ class Judge:
     test_id: str = ""
     endpoint: Any = field(default=None, repr=False)
     _template: Any = field(init=False, repr=False, default=None)
+    # the resolved values of scale, repeats and constrain, typed (set by __post_init__)
+    _grading: Scale = field(init=False, repr=False, compare=False, default=None)  # type: ignore[assignment]
+    _n_repeats: int = field(init=False, repr=False, compare=False, default=0)
+    _mode: str = field(init=False, repr=False, compare=False, default="auto")
 
     def __post_init__(self) -> None:
         from .context import current_context
@@ -105,14 +109,14 @@ class Judge:
         else:
             ep = ctx.resolve(self.model, self.api_base, self.api_key)
         self.endpoint, self.model, self.api_base, self.api_key = ep, ep.model, ep.api_base, ep.api_key
-        s = ctx.settings
         for name in ("temperature", "max_tokens", "reask", "repeats", "constrain"):
             if getattr(self, name) is None:  # the session's setting (its default when unset)
-                setattr(self, name, getattr(s, name))
+                setattr(self, name, getattr(ctx.settings, name))
         if self.client is None:
             self.client = ctx.client
-        self.scale = self._judge_scale(self.scale if self.scale is not None else DEFAULT_SCALE)
-        self.scales = tuple(self._judge_scale(s) for s in self.scales) or (self.scale,)
+        grading = self._judge_scale(self.scale if self.scale is not None else DEFAULT_SCALE)
+        self.scale = self._grading = grading
+        self.scales = tuple(self._judge_scale(s) for s in self.scales) or (grading,)
         keys = list(self.axes) if self.axes else list(getattr(self._template, "keys", None) or [])
         self.axes = tuple(keys) or None
         if self.axis is None and self.axes:
@@ -126,7 +130,8 @@ class Judge:
             raise ConfigError(f"repeats must be an integer >= 1, got {self.repeats!r}")
         from .llm.endpoint import check_constrain
 
-        check_constrain(self.constrain)
+        self._mode = check_constrain(self.constrain)
+        self._n_repeats = self.repeats
 
     def _judge_scale(self, spec: ScaleLike) -> Scale:
         """The scale as this template uses it: fractional when the template allows
@@ -154,7 +159,7 @@ class Judge:
                     model: str | None = None) -> dict[str, Any]:
         """What identifies this judge for baselines: model, prompt hash, sampling parameters
         (hashed into one id by :func:`pytest_judgerel.report.metrics.judge_fingerprint`)."""
-        sc = Scale.parse(scale) if scale is not None else self.scale
+        sc = Scale.parse(scale) if scale is not None else self._grading
         fp = {
             "model": model or self.model,
             "template": self.template_name,
@@ -179,7 +184,7 @@ class Judge:
         """Whether replies of ``model`` are grammar-constrained (see ``constrain``)."""
         from .llm.endpoint import is_constrained
 
-        return is_constrained(self.constrain, model)
+        return is_constrained(self._mode, model)
 
     def with_(self, **changes: Any) -> "Judge":
         """A copy with some settings changed (e.g. ``judge.with_(model="x")``)."""
@@ -197,12 +202,12 @@ class Judge:
         ``repeats_needed`` says how many repeats reach a threshold).  Cells whose every repeat
         failed to parse stay missing; the failures are kept.
         """
-        n = self.repeats if repeats is None else repeats
+        n = self._n_repeats if repeats is None else repeats
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"repeats must be an integer >= 1, got {n!r}")
         if aggregate not in (None, "mean"):
             raise ConfigError(f"aggregate must be None or 'mean', got {aggregate!r}")
-        sc = self._judge_scale(scale) if scale is not None else self.scale
+        sc = self._judge_scale(scale) if scale is not None else self._grading
         rows = _items(items)
         columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
         ratings = self._run(rows, columns, sc, design="repeats", repeats=n)
@@ -248,7 +253,7 @@ class Judge:
         mats = []
         failures: list[JudgeFailure] = []
         for m in models:
-            sub = self._assemble(rows, [f"{m}#r{r}" for r in range(repeats)], results, self.scale,
+            sub = self._assemble(rows, [f"{m}#r{r}" for r in range(repeats)], results, self._grading,
                                  design="panel", model=m)
             failures += list(sub.parse_failures)
             with np.errstate(all="ignore"):
@@ -257,7 +262,7 @@ class Judge:
         return Ratings.from_array(
             values, item_ids=[r[0] for r in rows], rater_ids=list(models),
             rater_groups={"model": list(models), "kind": ["llm"] * len(models)},
-            item_groups=_item_groups(rows), scale=self.scale,
+            item_groups=_item_groups(rows), scale=self._grading,
             provenance={**self.fingerprint(), "model": list(models), "design": "panel", "repeats": repeats},
             parse_failures=failures,
         )
@@ -265,12 +270,12 @@ class Judge:
     def rate_temperatures(self, items: Any, temperatures: Sequence[float], repeats: int | None = None
                           ) -> dict[float, Ratings]:
         """Rate at each temperature (seed 001 Table 6): ``{temperature: items x repeats}``."""
-        n = self.repeats if repeats is None else repeats
+        n = self._n_repeats if repeats is None else repeats
         rows = _items(items)
         cols = [(f"t{t}/r{r}", dict(temperature=float(t), sample_index=r)) for t in temperatures for r in range(n)]
         results = self._run_many(rows, cols)
         return {
-            float(t): self._assemble(rows, [f"t{t}/r{r}" for r in range(n)], results, self.scale,
+            float(t): self._assemble(rows, [f"t{t}/r{r}" for r in range(n)], results, self._grading,
                                      design="temperatures", temperature=float(t),
                                      rater_ids=[f"r{r}" for r in range(n)])
             for t in temperatures
@@ -320,7 +325,7 @@ class Judge:
         for i, (_iid, item) in enumerate(rows):
             for col, kw in columns:
                 kw = dict(kw)
-                sc = kw.pop("scale", self.scale)
+                sc = kw.pop("scale", self._grading)
                 calls.append(_Call(i, col, (sc, self._request(item, scale=sc, **kw))))
         responses = client.complete_many([c.request[1] for c in calls])
         out: dict[tuple[int, str], Any] = {}
@@ -395,16 +400,11 @@ class Judge:
 
     def _record_run(self, rows, calls, out, n_reasked: int) -> None:
         failures = [v[2] for v in out.values() if v[2] is not None]
-        active_recorder().record({
-            "kind": "judge_run",
-            "judge": self.fingerprint(),
-            "items": len(rows),
-            "calls": len(calls) + n_reasked,
-            "reasked": n_reasked,
-            "parse_failures": len(failures),
-            "failures": [f.to_dict() for f in failures[:20]],
-            "passed": not failures,
-        })
+        active_recorder().record(new_record(
+            "judge_run", judge=self.fingerprint(), items=len(rows), calls=len(calls) + n_reasked,
+            reasked=n_reasked, parse_failures=len(failures), failures=[f.to_dict() for f in failures[:20]],
+            passed=not failures,
+        ))
 
 
 DEFAULT_SCALE = "0-5"

@@ -390,3 +390,51 @@ def test_calls_outside_any_test_travel_from_xdist_workers_to_the_report(pytester
         result.assert_outcomes(passed=1)
         totals[name] = json.loads(out.read_text())["totals"]["calls"]
     assert totals == {"single": 5, "xdist": 8}  # 3 at collection per process + 2 in the test
+
+
+# ---------------------------------------------------------------- rough edges (issue 21 item 6)
+def test_a_missing_provider_key_is_named_and_sends_nothing(monkeypatch, tmp_path):
+    from pytest_judgerel.errors import MissingKeyError
+    from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    with LLMClient(LLMSettings(cache_mode="off", max_attempts=3, backoff_base=0.01)) as client:
+        with pytest.raises(MissingKeyError) as info:
+            client.complete(LLMRequest(model="openai/gpt-4o-mini", messages=({"role": "user", "content": "x"},)))
+        assert client.stats.retries == 0 and client.stats.errors == 1
+    message = str(info.value)
+    assert "OPENAI_API_KEY" in message and "no request was sent" in message and "HTTP" not in message
+
+
+def test_a_missing_provider_key_stops_the_session_at_the_first_failure(pytester, monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "JUDGEREL_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.parametrize("i", range(4))
+        def test_calls(judge, i):
+            judge.rate([{"sentence1": f"a{i}", "sentence2": "b"}], repeats=1)
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist", "--judge-model=openai/gpt-4o-mini",
+                                "--judgerel-cache-mode=off")
+    result.assert_outcomes(failed=1)
+    assert "OPENAI_API_KEY" in result.stdout.str() and "HTTP 500" not in result.stdout.str()
+
+
+def test_the_report_never_names_a_session_model_that_judged_nothing():
+    """Only a marker named the model (scripted): the report's model is the one that judged, and
+    the session's embedded default is marked unused (issue 24)."""
+    from pytest_judgerel.report.build import SessionRun, build_report
+
+    embedded = {"model": "local/smollm2", "api_base": None, "source": "embedded default"}
+    run_record = {"kind": "judge_run", "judge": {"model": "scripted/marker"}, "parse_failures": 0}
+    run = SessionRun(rootpath="", settings=Settings(sources={}), endpoint=embedded,
+                     tests=({"nodeid": "t::a", "records": [run_record]},), outcomes={"t::a": "passed"})
+    report = build_report(run)
+    assert report["settings"]["model"] == "scripted/marker"
+    assert report["settings"]["endpoint"]["used"] is False and report["settings"]["endpoint"]["model"] == "local/smollm2"
+    used = SessionRun(rootpath="", settings=Settings(sources={}), endpoint=embedded, outcomes={"t::a": "passed"},
+                      tests=({"nodeid": "t::a", "records": [{**run_record, "judge": {"model": "local/smollm2"}}]},))
+    assert build_report(used)["settings"]["model"] == "local/smollm2"
+    assert build_report(used)["settings"]["endpoint"]["used"] is True

@@ -527,10 +527,21 @@ class LLMClient:
             ensure_local_provider()
         litellm = get_litellm()
         kwargs = self._litellm_kwargs(request, key)
-        if request.api_base and request.api_key is None and self._missing_env_keys(litellm, request):
-            # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
-            # OpenAI client refuses to call without one: send a placeholder (never a real key)
-            kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
+        from pytest_judgerel.llm.litellm_setup import is_custom_provider
+
+        if request.api_key is None and not is_custom_provider(request.model) \
+                and self._missing_env_keys(litellm, request):
+            if request.api_base:
+                # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
+                # OpenAI client refuses to call without one: send a placeholder (never a real key)
+                kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
+            else:  # the provider's own endpoint without a key: say so, send nothing
+                from pytest_judgerel.errors import MissingKeyError
+
+                self.stats.errors += 1
+                raise MissingKeyError(
+                    f"model {request.model!r} needs an API key and none is configured (not retryable): "
+                    f"{self._key_hint(litellm, request)}; no request was sent (test {request.test_name})")
         runtime = _runtime()
         settings = self.settings
         attempt = 0
@@ -577,6 +588,6 @@ class LLMClient:
         self.stats.prompt_tokens += usage["prompt_tokens"]
         self.stats.completion_tokens += usage["completion_tokens"]
         self.stats.cost += cost
-        return LLMResponse(text=text, model=str(getattr(raw, "model", "") or request.model), usage=usage,
+        return LLMResponse(text=str(text), model=str(getattr(raw, "model", "") or request.model), usage=usage,
                            cost=cost, latency=latency, cached=False, key=key, timestamp=time.time(),
                            attempts=attempt)

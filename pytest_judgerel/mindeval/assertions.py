@@ -14,11 +14,12 @@ import math
 from typing import Any, Sequence
 
 from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.recording import MetricRecord, new_record
 
 __all__ = ["assert_mindeval_score", "assert_judge_agrees_with_humans"]
 
 
-def _finish(records: Sequence[dict[str, Any]], problems: Sequence[str], title: str) -> None:
+def _finish(records: Sequence[MetricRecord], problems: Sequence[str], title: str) -> None:
     """Conclude the gate's records (:func:`pytest_judgerel.gate_conclusion.conclude`)."""
     from pytest_judgerel.gate_conclusion import conclude
 
@@ -26,13 +27,14 @@ def _finish(records: Sequence[dict[str, Any]], problems: Sequence[str], title: s
 
 
 def _base(kind: str, statistic: str, value: float | None, n: int, threshold: float | None, direction: str,
-          passed: bool, stability: Any = None, **extra: Any) -> dict[str, Any]:
+          passed: bool, stability: Any = None, **extra: Any) -> MetricRecord:
     from pytest_judgerel.gate_stats import attach_stability
 
-    rec = {"kind": kind, "statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
-           "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
-           "worst_items": [], "judge": None, "parse_failures": 0}
-    rec.update(extra)
+    fields: dict[str, Any] = {"statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
+                              "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
+                              "worst_items": [], "judge": None, "parse_failures": 0}
+    fields.update(extra)
+    rec = new_record(kind, **fields)
     attach_stability(rec, stability)
     return rec
 
@@ -66,7 +68,7 @@ def assert_mindeval_score(
     dicts = [s.scores if hasattr(s, "scores") else s for s in scores]
     failures = sum(d is None for d in dicts)
     good = [d for d in dicts if d is not None]
-    values = [float(d[axis]) if axis else interaction_score(d) for d in good]
+    values: list[float] = [float(d[axis]) if axis else float(interaction_score(d) or 0.0) for d in good]
     mean = sum(values) / len(values) if values else math.nan
     problems = []
     if failures > max_parse_failures:

@@ -429,10 +429,10 @@ class MindEvalJudge:
                 failures.pop(i)
                 results[i] = JudgeScore(items[i].interaction_id, scores, None, resp.text, True, self.model,
                                         sample_index, resp.cached)
-        for i, exc in failures.items():
+        for i, failure in failures.items():
             self.stats.parse_failures += 1
-            self.stats.failure_causes[exc.cause] = self.stats.failure_causes.get(exc.cause, 0) + 1
-            results[i] = JudgeScore(items[i].interaction_id, None, f"{exc.cause}: {exc}", responses[i].text,
+            self.stats.failure_causes[failure.cause] = self.stats.failure_causes.get(failure.cause, 0) + 1
+            results[i] = JudgeScore(items[i].interaction_id, None, f"{failure.cause}: {failure}", responses[i].text,
                                     bool(self.reask), self.model, sample_index, responses[i].cached)
         return [r for r in results if r is not None]
 

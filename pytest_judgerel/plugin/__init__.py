@@ -135,10 +135,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Attach the records and calls since the test's last report to this report."""
     report = yield
     if call.excinfo is not None:
-        from ..errors import CacheCorruptError
+        from ..errors import CacheCorruptError, MissingKeyError
 
-        if call.excinfo.errisinstance(CacheCorruptError):
-            # every later test would hit the same damaged database: stop with its one clear message
+        if call.excinfo.errisinstance((CacheCorruptError, MissingKeyError)):
+            # every later test would hit the same damaged database or missing key: stop with its
+            # one clear message
             item.session.shouldstop = str(call.excinfo.value)
     if report.when in ("call", "teardown") or (report.when == "setup" and report.outcome != "passed"):
         # records (and calls) since the last report of this test: a gate in a fixture's

@@ -166,14 +166,10 @@ def fake_llm_server(request: pytest.FixtureRequest):
     ``.latency`` or ``.faults`` (a ``FaultPlan``; then ``.reset()``) in the test.  ``.requests``,
     ``.log`` and ``.max_in_flight`` tell what reached it.  Its port is derived from the test's id
     when free, so the URL (part of every cache key) is the same run after run and a re-run replays.
-    When the session has a key (env ``JUDGEREL_API_KEY``) the server requires it (HTTP 401 without)."""
+    Set ``.api_key`` to make it require that key (HTTP 401 without), as a real server with a key does."""
     from ..llm.fake_server import FakeLLMServer, stable_port
 
-    import os
-
-    session_ep = _session(request.config).endpoint_or_none()
-    key = session_ep.api_key if session_ep is not None else (os.environ.get("JUDGEREL_API_KEY", "").strip() or None)
-    with FakeLLMServer(latency=0.01, port=stable_port(request.node.nodeid), api_key=key) as server:
+    with FakeLLMServer(latency=0.01, port=stable_port(request.node.nodeid)) as server:
         yield server
 
 

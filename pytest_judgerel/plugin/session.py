@@ -48,7 +48,8 @@ class JudgerelSession:
         self.is_worker = hasattr(config, "workerinput")
         # one id per pytest run (the controller's, handed to xdist workers): each process
         # lists the cache keys it used under it, for `judgerel cache export --last-run`
-        self.run_id = (config.workerinput.get("judgerel_run_id") if self.is_worker else None) \
+        self.run_id = (config.workerinput.get("judgerel_run_id")  # type: ignore[attr-defined]
+                       if self.is_worker else None) \
             or f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.results: dict[str, dict[str, Any]] = {}
         self.outcomes: dict[str, str] = {}  # every test's outcome, with or without records
@@ -70,10 +71,11 @@ class JudgerelSession:
 
             self.progress = JudgeProgress.from_config(config)
         self.context.progress = self.progress
-        if self.settings.model or self.settings.api_base:
-            try:  # a configured endpoint that cannot work is a usage error now, not an error in every test
-                self.context.endpoint
-            except ConfigError as exc:
+        try:  # resolved now, from the environment as the session starts (never a test's monkeypatch)
+            self.context.endpoint
+        except ConfigError as exc:
+            if self.settings.model or self.settings.api_base:
+                # a configured endpoint that cannot work is a usage error now, not an error in every test
                 raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
 
     # ------------------------------------------------------------ endpoint and client (the context's)
@@ -149,7 +151,7 @@ class JudgerelSession:
         """Flush hit/miss counters and the used keys into the cache, release it; the controller
         marks the run as the last finished one (for ``cache export --last-run``)."""
         self.context.close()
-        if not self.is_worker and not self.interrupted:
+        if not self.is_worker and not self.interrupted and self.settings.cache_dir:
             from ..llm.client import finish_run
 
             finish_run(self.settings.cache_dir, self.run_id)

@@ -25,7 +25,13 @@ from .gate_stats import (
     repeats_plan,
     scale_gate_stability,
 )
-from .recording import MetricRecord, active_recorder
+from .gate_conclusion import (
+    JudgeReliabilityFailure,
+    conclude_not_computed,
+    conclude_record,
+    parse_failure_limit,
+)
+from .recording import MetricRecord, new_record
 from .errors import ReliabilityError
 from .ratings import Ratings
 from .scales import Scale, ScaleLike
@@ -40,14 +46,6 @@ __all__ = [
 ]
 
 _WORST = 5
-
-
-class JudgeReliabilityFailure(AssertionError):
-    """A reliability assertion failed; ``record`` holds the metric record."""
-
-    def __init__(self, message: str, record: dict[str, Any] | None = None):
-        super().__init__(message)
-        self.record = record or {}
 
 
 # ---------------------------------------------------------------------- ICC
@@ -107,7 +105,7 @@ def assert_icc_above(
     ok = passed and not group_failed
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, result)
+        return conclude_record(rec, None, result)
     lines = [
         f"{label + ': ' if label else ''}{statistic} = {result.value:.4f} "
         f"[{confidence:.0%} CI {result.ci_low:.4f}, {result.ci_high:.4f}] "
@@ -124,7 +122,7 @@ def assert_icc_above(
         lines.append(f"  {result.n_omitted} item(s) with missing ratings were omitted")
     lines += _group_lines(groups)
     lines += _worst_lines(worst, "largest spread across raters")
-    return _finish(rec, "\n".join(lines), result)
+    return conclude_record(rec, "\n".join(lines), result)
 
 
 # ---------------------------------------------------------------------- scales
@@ -184,7 +182,7 @@ def assert_scale_consistent(
     ok = not bad
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, result)
+        return conclude_record(rec, None, result)
     lines = [
         f"{label + ': ' if label else ''}inter-scale consistency ICC({joint.form}) over "
         f"{', '.join(ratings_by_scale)} = {joint.value:.4f} [CI {joint.ci_low:.4f}, {joint.ci_high:.4f}] "
@@ -193,7 +191,7 @@ def assert_scale_consistent(
     if bad:
         lines.append("  below the threshold: " + ", ".join(bad))
     lines += _group_lines(groups)
-    return _finish(rec, "\n".join(lines), result)
+    return conclude_record(rec, "\n".join(lines), result)
 
 
 # ---------------------------------------------------------------------- agreement
@@ -354,7 +352,7 @@ def assert_agreement(
     ok = ok_pooled and not bad_groups
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, res)
+        return conclude_record(rec, None, res)
     icc_txt = "undefined" if res.icc is None else \
         f"{res.icc.value:.4f} [CI {res.icc.ci_low:.4f}, {res.icc.ci_high:.4f}]"
     lines = [
@@ -376,7 +374,7 @@ def assert_agreement(
             + ("ok" if r["passed"] else "FAIL: " + "; ".join(r["reasons"]))
         )
     lines += _worst_lines(worst, "worst-aligned items")
-    return _finish(rec, "\n".join(lines), res)
+    return conclude_record(rec, "\n".join(lines), res)
 
 
 def assert_nmae_below(
@@ -407,60 +405,13 @@ def _plan_line(plan: Any, over_repeats: bool) -> str:
     return f"{str(plan).replace('samples', what, 1)}{hint}"
 
 
-def _finish(rec: dict[str, Any], message: str | None, result: Any):
-    """Record ``rec``; raise :class:`JudgeReliabilityFailure` with ``message`` unless it is None
-    or the active recorder is in report-only mode.  With ``require_stable``, a pass whose verdict
-    is unstable (0.05 < p_pass < 0.95) fails."""
-    recorder = active_recorder()
-    stability = rec.get("stability") or {}
-    if message is None and recorder.require_stable and stability.get("unstable"):
-        rec["passed"] = False
-        rec["unstable"] = True
-        message = (f"{rec.get('label') + ': ' if rec.get('label') else ''}{rec.get('statistic')} = "
-                   f"{_show(rec.get('value'))} passes its threshold {rec.get('threshold')}, but the verdict is "
-                   f"unstable: it passes on only {stability['p_pass']:.0%} of {stability['n_boot']} bootstrap "
-                   f"resamples ({stability['resample']}); --judgerel-require-stable fails unstable passes. "
-                   "More items (or repeats) make it stable.")
-    if message is not None and recorder.report_only:
-        rec["report_only"] = True
-    recorder.record(rec)
-    if message is None or recorder.report_only:
-        return result
-    raise JudgeReliabilityFailure(message + _judge_line(rec.get("judge")), rec)
-
-
-def _show(v: Any) -> str:
-    return f"{v:.4f}" if isinstance(v, float) else str(v)
-
-
-def _judge_line(judge: Any) -> str:
-    """The judge that produced the ratings, for a failure message (a weak embedded model says so)."""
-    model = judge.get("model") if isinstance(judge, Mapping) else None
-    if not model:
-        return ""
-    names = ", ".join(model) if isinstance(model, (list, tuple)) else str(model)
-    line = f"\n  judge: {names}"
-    if isinstance(model, str) and model.startswith("local/"):
-        from .llm.endpoint import EMBEDDED_LABEL
-
-        line += (f" ({EMBEDDED_LABEL}); its failures say little about your judge: configure a real one "
-                 "with --judge-model=<litellm model>")
-    return line
-
-
 def _not_computed(ratings: Any, kind: str, statistic: str, threshold: float, label: str | None,
                   exc: ReliabilityError, direction: str = "min"):
     """Record a statistic that cannot be computed (e.g. a constant judge) as such, then raise
     the error; in report-only mode record and return None (nothing fails)."""
     rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
                          error=str(exc), n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
-    recorder = active_recorder()
-    if recorder.report_only:
-        rec["report_only"] = True
-        recorder.record(rec)
-        return None
-    recorder.record(rec)
-    raise exc
+    return conclude_not_computed(rec, exc)
 
 
 def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, threshold: float,
@@ -469,7 +420,7 @@ def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, th
     rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
                          n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
     head = f"{label + ': ' if label else ''}{statistic} not computed: unparseable judge replies"
-    return _finish(rec, "\n".join([head] + failures), None)
+    return conclude_record(rec, "\n".join([head] + failures), None)
 
 
 def _metric_record(kind: str, statistic: str, label: str | None, result: Any, threshold: float | None,
@@ -480,13 +431,13 @@ def _metric_record(kind: str, statistic: str, label: str | None, result: Any, th
         value, ci, n, k = result, None, None, None
     else:
         value, ci, n, k = result.value, [result.ci_low, result.ci_high], result.n, result.k
-    rec: MetricRecord = {
-        "kind": kind, "statistic": statistic, "label": label, "value": value, "ci": ci, "n": n, "k": k,
+    base: dict[str, Any] = {
+        "statistic": statistic, "label": label, "value": value, "ci": ci, "n": n, "k": k,
         "threshold": threshold, "direction": direction, "groups": {}, "worst_items": [],
         "parse_failures": _n_parse_failures(ratings), "judge": _provenance(ratings),
     }
-    rec.update(fields)
-    return rec
+    base.update(fields)
+    return new_record(kind, **base)
 
 
 #: where a threshold can lie: an ICC within [-1, 1]; an nMAE, share or rate within [0, 1]
@@ -638,8 +589,7 @@ def _n_parse_failures(ratings: Any) -> int:
 def _parse_failure_lines(ratings: Any, limit: int | None) -> list[str]:
     """Failure lines when more replies failed to parse than allowed (default: the
     session's --judgerel-max-parse-failures, 0 outside pytest)."""
-    if limit is None:
-        limit = active_recorder().max_parse_failures
+    limit = parse_failure_limit(limit)
     fails = list(getattr(ratings, "parse_failures", ()) or ())
     if len(fails) <= limit:
         return []

@@ -51,3 +51,9 @@ class CacheMissError(JudgerelError, LookupError):
 
 class CacheCorruptError(ConfigError):
     """The cache database cannot be read (the message names the folder and the fix)."""
+
+
+class MissingKeyError(LLMCallError, ConfigError):
+    """A provider's model needs an API key that is not configured: no request was sent, and every
+    later call would fail the same way (the plugin stops the session at the first one).  Both a
+    failed call (:class:`LLMCallError`) and a configuration error (:class:`ConfigError`)."""

@@ -19,11 +19,14 @@ Seeded (``SEED``), so a rerun on the same cache prints the same numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .errors import ReliabilityError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .recording import MetricRecord
 
 __all__ = ["N_BOOT", "SEED", "RERUNS", "GateStability", "icc_gate_stability", "scale_gate_stability", "agreement_gate_stability",
            "mean_gate_stability", "repeats_plan", "attach_stability"]
@@ -206,7 +209,7 @@ def repeats_plan(result: Any, threshold: float) -> Any:
         return None
 
 
-def attach_stability(rec: dict[str, Any], stability: Any) -> None:
+def attach_stability(rec: "MetricRecord", stability: Any) -> None:
     """Put ``p_pass`` (and ``p_pass_new_items`` for data with repeats; the stability details
     under ``stability``) into a metric record."""
     if stability is None:

@@ -24,13 +24,13 @@ import numpy as np
 
 from .assertions import (
     _check_threshold,
-    _finish,
     _metric_record,
     _not_computed,
     _parse_failure_lines,
     _parse_gate,
 )
 from .errors import ReliabilityError
+from .gate_conclusion import conclude_record
 from .gate_stats import N_BOOT, SEED, attach_stability
 from .probe_assertions import _Summary, _check_use, _head
 
@@ -189,7 +189,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     ok = passed and not bad_groups
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, res)
+        return conclude_record(rec, None, res)
     lines = [f"{_head(label)}{_line(res)}"]
     if not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
@@ -204,7 +204,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         r = group_records[g]
         lines.append(f"  group {g}: {r['value']:.4f} [CI {r['ci'][0]:.4f}, {r['ci'][1]:.4f}] (n={r['n']} labels) "
                      f"below min_mean {min_mean}")
-    return _finish(rec, "\n".join(lines), res)
+    return conclude_record(rec, "\n".join(lines), res)
 
 
 # ---------------------------------------------------------------------- two systems
@@ -271,7 +271,7 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
     attach_stability(rec, None)
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, res)
+        return conclude_record(rec, None, res)
     what = "estimated difference" if use == "estimate" else "lower CI bound of the difference"
     lines = [
         f"{_head(label)}human-scale mean difference new - old = {res.value:+.4f} [{res.confidence:.0%} CI "
@@ -282,4 +282,4 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
         f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
         f"  the {what} {tested:+.4f} is below min_difference {min_difference}",
     ]
-    return _finish(rec, "\n".join(lines), res)
+    return conclude_record(rec, "\n".join(lines), res)

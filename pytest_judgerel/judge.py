@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .recording import active_recorder
+from .recording import active_recorder, new_record
 from .errors import ConfigError
 from .ratings import Ratings
 from .scales import Scale, ScaleLike, number_text
@@ -58,13 +58,18 @@ class Judge:
     or template text with ``{placeholders}``; ``axis`` selects the criterion when
     the template's output has several (JSON criteria, MindEval axes).
 
-    The server is ``endpoint`` (see :class:`~pytest_judgerel.llm.Endpoint`; the ``judge``
-    fixture passes the session's); ``model``/``api_base``/``api_key`` refine it.  With
-    neither, the endpoint is resolved from ``JUDGEREL_MODEL``/``JUDGEREL_API_BASE``, else
-    the embedded model.  ``system`` replaces the template's system message; ``system=""``
-    removes it (no system message is sent), ``None`` keeps the template's.
-    ``constrain``: ``"auto"`` grammar-constrains replies on the embedded model only,
-    ``"always"`` on any llama.cpp-compatible server too, ``"never"`` not at all.
+    The server is ``endpoint`` (see :class:`~pytest_judgerel.llm.Endpoint`); ``model``/
+    ``api_base``/``api_key`` refine it.  Without an endpoint, the current session's is refined
+    (:mod:`pytest_judgerel.context`: inside pytest the session's ``--judge-model`` and
+    ``--judge-api-base``; outside, ``JUDGEREL_MODEL``/``JUDGEREL_API_BASE``, a provider's
+    base-URL variable, else the embedded model); a named in-process model never inherits a
+    server.  Without a ``client``, the session's (cache mode, cache folder, concurrency).
+    ``temperature``, ``max_tokens``, ``reask``, ``repeats`` and ``constrain`` left at None take
+    the session's (``--judge-temperature``... ; defaults 0.0, 512, True, 3, ``"auto"``).
+    ``system`` replaces the template's system message; ``system=""`` removes it (no system
+    message is sent), ``None`` keeps the template's.  ``constrain``: ``"auto"``
+    grammar-constrains replies on the embedded model only, ``"always"`` on any
+    llama.cpp-compatible server too, ``"never"`` not at all.
     """
 
     model: str | None = None
@@ -73,31 +78,46 @@ class Judge:
     axes: Sequence[str] | None = None
     axis: str | None = None
     system: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 512
+    temperature: float | None = None
+    max_tokens: int | None = None
     seed: int | None = None
     top_p: float | None = None
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)
     namespace: str = ""
-    reask: bool = True
-    repeats: int = 3
+    reask: bool | None = None
+    repeats: int | None = None
     scales: Sequence[ScaleLike] = ()
-    constrain: str = "auto"
+    constrain: str | None = None
     client: Any = None
     test_id: str = ""
     endpoint: Any = field(default=None, repr=False)
     _template: Any = field(init=False, repr=False, default=None)
+    # the resolved values of scale, repeats and constrain, typed (set by __post_init__)
+    _grading: Scale = field(init=False, repr=False, compare=False, default=None)  # type: ignore[assignment]
+    _n_repeats: int = field(init=False, repr=False, compare=False, default=0)
+    _mode: str = field(init=False, repr=False, compare=False, default="auto")
 
     def __post_init__(self) -> None:
+        from .context import current_context
         from .llm.endpoint import resolve_endpoint
         from .templates import load_template
 
         self._template = load_template(self.template)
-        ep = resolve_endpoint(self.model, self.api_base, self.api_key, default=self.endpoint)
+        ctx = current_context()
+        if self.endpoint is not None:
+            ep = resolve_endpoint(self.model, self.api_base, self.api_key, default=self.endpoint)
+        else:
+            ep = ctx.resolve(self.model, self.api_base, self.api_key)
         self.endpoint, self.model, self.api_base, self.api_key = ep, ep.model, ep.api_base, ep.api_key
-        self.scale = self._judge_scale(self.scale if self.scale is not None else DEFAULT_SCALE)
-        self.scales = tuple(self._judge_scale(s) for s in self.scales) or (self.scale,)
+        for name in ("temperature", "max_tokens", "reask", "repeats", "constrain"):
+            if getattr(self, name) is None:  # the session's setting (its default when unset)
+                setattr(self, name, getattr(ctx.settings, name))
+        if self.client is None:
+            self.client = ctx.client
+        grading = self._judge_scale(self.scale if self.scale is not None else DEFAULT_SCALE)
+        self.scale = self._grading = grading
+        self.scales = tuple(self._judge_scale(s) for s in self.scales) or (grading,)
         keys = list(self.axes) if self.axes else list(getattr(self._template, "keys", None) or [])
         self.axes = tuple(keys) or None
         if self.axis is None and self.axes:
@@ -111,7 +131,8 @@ class Judge:
             raise ConfigError(f"repeats must be an integer >= 1, got {self.repeats!r}")
         from .llm.endpoint import check_constrain
 
-        check_constrain(self.constrain)
+        self._mode = check_constrain(self.constrain)
+        self._n_repeats = self.repeats
         if self.system is not None and not isinstance(self.system, str):
             raise ConfigError(f"system must be a string (\"\" for no system message) or None, "
                               f"got {type(self.system).__name__}")
@@ -142,7 +163,7 @@ class Judge:
                     model: str | None = None) -> dict[str, Any]:
         """What identifies this judge for baselines: model, prompt hash, sampling parameters
         (hashed into one id by :func:`pytest_judgerel.report.metrics.judge_fingerprint`)."""
-        sc = Scale.parse(scale) if scale is not None else self.scale
+        sc = Scale.parse(scale) if scale is not None else self._grading
         fp = {
             "model": model or self.model,
             "template": self.template_name,
@@ -167,7 +188,7 @@ class Judge:
         """Whether replies of ``model`` are grammar-constrained (see ``constrain``)."""
         from .llm.endpoint import is_constrained
 
-        return is_constrained(self.constrain, model)
+        return is_constrained(self._mode, model)
 
     def with_(self, **changes: Any) -> "Judge":
         """A copy with some settings changed (e.g. ``judge.with_(model="x")``)."""
@@ -185,12 +206,12 @@ class Judge:
         ``repeats_needed`` says how many repeats reach a threshold).  Cells whose every repeat
         failed to parse stay missing; the failures are kept.
         """
-        n = self.repeats if repeats is None else repeats
+        n = self._n_repeats if repeats is None else repeats
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"repeats must be an integer >= 1, got {n!r}")
         if aggregate not in (None, "mean"):
             raise ConfigError(f"aggregate must be None or 'mean', got {aggregate!r}")
-        sc = self._judge_scale(scale) if scale is not None else self.scale
+        sc = self._judge_scale(scale) if scale is not None else self._grading
         rows = _items(items)
         columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
         ratings = self._run(rows, columns, sc, design="repeats", repeats=n)
@@ -236,7 +257,7 @@ class Judge:
         mats = []
         failures: list[JudgeFailure] = []
         for m in models:
-            sub = self._assemble(rows, [f"{m}#r{r}" for r in range(repeats)], results, self.scale,
+            sub = self._assemble(rows, [f"{m}#r{r}" for r in range(repeats)], results, self._grading,
                                  design="panel", model=m)
             failures += list(sub.parse_failures)
             with np.errstate(all="ignore"):
@@ -246,7 +267,7 @@ class Judge:
         return Ratings.from_array(
             values, item_ids=[r[0] for r in rows], rater_ids=list(models),
             rater_groups={"model": list(models), "kind": ["llm"] * len(models)},
-            item_groups=_item_groups(rows), scale=self.scale,
+            item_groups=_item_groups(rows), scale=self._grading,
             provenance={**self.fingerprint(), "model": list(models), "design": "panel", "repeats": repeats},
             parse_failures=failures,
         )
@@ -271,12 +292,12 @@ class Judge:
     def rate_temperatures(self, items: Any, temperatures: Sequence[float], repeats: int | None = None
                           ) -> dict[float, Ratings]:
         """Rate at each temperature (seed 001 Table 6): ``{temperature: items x repeats}``."""
-        n = self.repeats if repeats is None else repeats
+        n = self._n_repeats if repeats is None else repeats
         rows = _items(items)
         cols = [(f"t{t}/r{r}", dict(temperature=float(t), sample_index=r)) for t in temperatures for r in range(n)]
         results = self._run_many(rows, cols)
         return {
-            float(t): self._assemble(rows, [f"t{t}/r{r}" for r in range(n)], results, self.scale,
+            float(t): self._assemble(rows, [f"t{t}/r{r}" for r in range(n)], results, self._grading,
                                      design="temperatures", temperature=float(t),
                                      rater_ids=[f"r{r}" for r in range(n)])
             for t in temperatures
@@ -316,8 +337,6 @@ class Judge:
         )
 
     def _client(self):
-        if self.client is None:
-            self.client = default_client()
         return self.client
 
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
@@ -329,7 +348,7 @@ class Judge:
         for i, (_iid, item) in enumerate(rows):
             for col, kw in columns:
                 kw = dict(kw)
-                sc = kw.pop("scale", self.scale)
+                sc = kw.pop("scale", self._grading)
                 calls.append(_Call(i, col, (sc, self._request(item, scale=sc, **kw))))
         responses = client.complete_many([c.request[1] for c in calls])
         out: dict[tuple[int, str], Any] = {}
@@ -404,32 +423,15 @@ class Judge:
 
     def _record_run(self, rows, calls, out, n_reasked: int) -> None:
         failures = [v[2] for v in out.values() if v[2] is not None]
-        active_recorder().record({
-            "kind": "judge_run",
-            "judge": self.fingerprint(),
-            "items": len(rows),
-            "calls": len(calls) + n_reasked,
-            "reasked": n_reasked,
-            "parse_failures": len(failures),
-            "failures": [f.to_dict() for f in failures[:20]],
-            "passed": not failures,
-        })
+        active_recorder().record(new_record(
+            "judge_run", judge=self.fingerprint(), items=len(rows), calls=len(calls) + n_reasked,
+            reasked=n_reasked, parse_failures=len(failures), failures=[f.to_dict() for f in failures[:20]],
+            passed=not failures,
+        ))
 
 
 DEFAULT_SCALE = "0-5"
 """Default grading scale: seed 001 finds human-LLM alignment highest on 0-5."""
-
-_default_client = None
-
-
-def default_client():
-    """A process-wide LLM client with default settings, for use outside pytest."""
-    global _default_client
-    if _default_client is None:
-        from .llm import LLMClient, LLMSettings
-
-        _default_client = LLMClient(LLMSettings())
-    return _default_client
 
 
 # ---------------------------------------------------------------------- panel

@@ -15,7 +15,8 @@ from typing import Any
 
 from .assertions import UNIT_RANGE
 from .gate_stats import attach_stability, mean_gate_stability
-from .assertions import _check_threshold, _finish, _metric_record, _parse_failure_lines, _parse_gate
+from .assertions import _check_threshold, _metric_record, _parse_failure_lines, _parse_gate
+from .gate_conclusion import conclude_record
 
 _ANY = (float("-inf"), float("inf"))
 
@@ -109,7 +110,7 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     ok = ok_consistency and ok_position and ok_first
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, result)
+        return conclude_record(rec, None, result)
     lines = [
         f"{_head(label)}position consistency = {c.value:.4f} [{c.confidence:.0%} Wilson CI {c.ci_low:.4f}, "
         f"{c.ci_high:.4f}] ({c.count} of {s.n_valid} pairs keep their verdict when the answers swap)",
@@ -138,7 +139,7 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     if worst:
         lines.append("  pairs whose verdict depends on the order:")
         lines += [f"    {w['item']}: {w['detail']}" for w in worst]
-    return _finish(rec, "\n".join(lines), result)
+    return conclude_record(rec, "\n".join(lines), result)
 
 
 def _verdict_detail(forward: str | None, reverse: str | None, outcome: str) -> str:
@@ -217,7 +218,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     attach_stability(rec, mean_gate_stability(shifts, max_shift, "max", kind, conf, name=statistic))
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, result)
+        return conclude_record(rec, None, result)
     lines = [
         f"{_head(label)}length shift = {sh.mean:+.4f} of the scale range [{sh.confidence:.0%} CI {sh.ci_low:+.4f}, "
         f"{sh.ci_high:+.4f}], paired t p = {sh.p:.3g} (n = {sh.n} items; {sh.mean * sc.range:+.3g} points on {sc.name})",
@@ -244,7 +245,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     if worst:
         lines.append("  items whose score rose most with padding:")
         lines += [f"    {w['item']}: {w['detail']}" for w in worst]
-    return _finish(rec, "\n".join(lines), result)
+    return conclude_record(rec, "\n".join(lines), result)
 
 
 # ---------------------------------------------------------------------- self-preference
@@ -292,7 +293,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
                                                t.confidence if tost is None else 1 - 2 * alpha, name=statistic))
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, result)
+        return conclude_record(rec, None, result)
     lines = [
         f"{_head(label)}self-preference of {result.own_model}: mean per-task rank change {t.mean_rank_change:+.3f} "
         f"[{t.confidence:.0%} CI {t.ci_low:+.3f}, {t.ci_high:+.3f}] over {t.n} tasks and {len(result.models)} models",
@@ -309,7 +310,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
                      f"{tost.ci_high:+.4f} is not below the margin")
     if result.n_dropped:
         lines.append(f"  {result.n_dropped} task(s) without a score for every model were left out")
-    return _finish(rec, "\n".join(lines), result)
+    return conclude_record(rec, "\n".join(lines), result)
 
 
 # ---------------------------------------------------------------------- corrected pass rate
@@ -351,7 +352,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     attach_stability(rec, None)  # p_pass: null, as documented: the interval carries the calibration uncertainty
     rec["passed"] = ok
     if ok:
-        return _finish(rec, None, res)
+        return conclude_record(rec, None, res)
     what = "corrected pass rate" if use == "estimate" else "lower CI bound of the corrected pass rate"
     lines = [
         f"{_head(label)}corrected pass rate = {res.value:.4f} [{res.confidence:.0%} CI {res.ci_low:.4f}, "
@@ -361,4 +362,4 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         "theta = (p + q0 - 1) / (q0 + q1 - 1), Lee et al. 2025",
         f"  the {what} {tested:.4f} is below min_rate {min_rate}",
     ]
-    return _finish(rec, "\n".join(lines), res)
+    return conclude_record(rec, "\n".join(lines), res)

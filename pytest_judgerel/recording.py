@@ -25,9 +25,9 @@ import contextvars
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator, TypedDict
+from typing import Any, Iterator, TypedDict, cast
 
-__all__ = ["MetricRecord", "Check", "Recorder", "active_recorder", "recording", "jsonable"]
+__all__ = ["MetricRecord", "Check", "Recorder", "new_record", "active_recorder", "recording", "jsonable"]
 
 
 class Check(TypedDict, total=False):
@@ -77,6 +77,21 @@ class MetricRecord(TypedDict, total=False):
     p_pass: float | None
     stability: dict[str, Any]
     repeats_needed: dict[str, Any]
+    unstable: bool
+    # a ``judge_run`` record (one per batch of judge calls; not a metric): its size and failures
+    items: int
+    calls: int
+    reasked: int
+    failures: list[dict[str, Any]]
+
+
+def new_record(kind: str, **fields: Any) -> MetricRecord:
+    """The one constructor of every record a gate, judge or probe hands the recorder: ``kind``
+    plus its fields.  Fields :class:`MetricRecord` does not declare are kept: the report schema
+    allows kind-specific fields (probe shares, MindEval groups...)."""
+    rec: dict[str, Any] = {"kind": kind}
+    rec.update(fields)
+    return cast(MetricRecord, rec)
 
 
 @dataclass
@@ -86,18 +101,19 @@ class Recorder:
     report_only: bool = False
     max_parse_failures: int = 0
     require_stable: bool = False  # an unstable pass (0.05 < p_pass < 0.95) fails
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[MetricRecord] = field(default_factory=list)
     keep: bool = True  # False: a stand-in that drops what it is given (no test is running)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def record(self, rec: dict[str, Any]) -> None:
-        """Store one metric record (plain JSON types; non-finite floats become None)."""
-        clean = jsonable(rec)
+    def record(self, rec: MetricRecord) -> None:
+        """Store one record built by :func:`new_record` (plain JSON types; non-finite floats
+        become None)."""
+        clean = cast(MetricRecord, jsonable(rec))
         if self.keep:
             with self._lock:
                 self.records.append(clean)
 
-    def since(self, start: int) -> list[dict[str, Any]]:
+    def since(self, start: int) -> list[MetricRecord]:
         """Records added after the first ``start`` (a copy)."""
         with self._lock:
             return list(self.records[start:])

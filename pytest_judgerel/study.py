@@ -616,7 +616,7 @@ def run_study(
     scales: Sequence[str] = ("0-5", "0-10", "0-100"),
     *,
     repeats: int = 1,
-    temperature: float = 1.0,
+    temperature: float | None = None,
     client: Any = None,
     endpoint: Any = None,
     judge_kwargs: Mapping[str, Any] | None = None,
@@ -626,16 +626,23 @@ def run_study(
     """Judge every data set with every model on every scale, then :func:`analyse`.
 
     ``datasets``: ``{benchmark: HumanDataset}`` (see :func:`pytest_judgerel.load_dataset`);
-    each data set's own template is used unless ``judge_kwargs`` names one.  ``temperature``
-    defaults to 1.0, the paper's setting (seed 001 section 4.3).  ``endpoint``: the server
-    that answers the models (e.g. the ``judgerel_endpoint`` fixture; its ``api_base`` and key
-    serve every model of the panel); without it, ``JUDGEREL_API_BASE`` or each provider's own.
+    each data set's own template is used unless ``judge_kwargs`` names one.  ``temperature``:
+    the session's ``--judge-temperature`` when set, else 1.0, the paper's setting (seed 001
+    section 4.3).  ``endpoint``: the server that answers the models (default: the current
+    session's, :mod:`pytest_judgerel.context`; its ``api_base`` and key serve every model of the
+    panel, an in-process model excepted).  ``client``, constrain, max tokens and re-ask: the
+    session's unless ``client``/``judge_kwargs`` say otherwise.
     """
+    from .context import current_context
     from .judge import Judge
     from .llm.endpoint import resolve_endpoint
 
     if judge_kwargs and "temperature" in judge_kwargs:
         raise ConfigError("pass the sampling temperature as run_study(temperature=...), not in judge_kwargs")
+    ctx = current_context()
+    if temperature is None:
+        chosen = ctx.chosen("temperature")
+        temperature = 1.0 if chosen is None else float(chosen)
     human = {b: d.ratings() for b, d in datasets.items()}
     judged: dict[tuple[str, str, str], Ratings] = {}
     for bench, ds in datasets.items():
@@ -645,7 +652,8 @@ def run_study(
         if criterion_key and "axis" not in kwargs:
             kwargs["axis"] = criterion_key
         for model in models:
-            judge = Judge(endpoint=resolve_endpoint(model, default=endpoint), scale=scales[0], scales=tuple(scales),
+            judge = Judge(endpoint=resolve_endpoint(model, default=endpoint) if endpoint is not None
+                          else ctx.resolve(model), scale=scales[0], scales=tuple(scales),
                           client=client,
                           temperature=temperature, **kwargs)
             if len(scales) > 1:

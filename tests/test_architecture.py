@@ -5,6 +5,7 @@ wing, stats/ stays pure, and the plugin's import path stays free of heavy librar
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -193,3 +194,42 @@ def test_the_plugin_import_path_stays_light():
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_the_report_layer_never_reaches_the_pytest_wing():
+    """report/ takes a plain SessionRun (rootpath, settings, outcomes...): it never reads the
+    plugin session's config, stash or methods, a back door the import graph cannot see.  The
+    terminal summary is handed pytest's terminal reporter (``tr``) and may read its options."""
+    wing_api = {"config", "stash", "endpoint_or_none", "unattributed_calls", "call_snapshot", "new_recorder",
+                "workerinput", "context"}
+    offenders = []
+    for path in sorted((PKG / "report").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in wing_api:
+                owner = node.value.id if isinstance(node.value, ast.Name) else None
+                if not (path.name == "terminal.py" and owner == "tr" and node.attr == "config"):
+                    offenders.append(f"{path.name}:{node.lineno} .{node.attr}")
+    assert not offenders, f"report/ reaching into the plugin session: {offenders}"
+    import inspect
+
+    from pytest_judgerel.report.build import SessionRun, build_report
+    from pytest_judgerel.report.gate import apply_outputs
+
+    assert list(inspect.signature(build_report).parameters) == ["run"]
+    assert list(inspect.signature(apply_outputs).parameters)[0] == "run"
+    assert {"rootpath", "settings", "outcomes"} <= set(SessionRun.__dataclass_fields__)
+
+
+def test_a_session_run_alone_builds_the_report(tmp_path):
+    from pytest_judgerel.report.build import SessionRun, build_report
+    from pytest_judgerel.report.gate import apply_outputs
+    from pytest_judgerel.settings import Settings
+
+    settings = Settings(json=str(tmp_path / "r.json"), sources={})
+    run = SessionRun(rootpath=str(tmp_path), settings=settings, outcomes={"t::a": "passed", "t::b": "failed"},
+                     tests=({"nodeid": "t::a", "records": [], "calls": {"calls": 2, "misses": 2}},),
+                     endpoint={"model": "openai/x", "api_base": None}, exitstatus=1)
+    report = build_report(run)
+    assert report["session"]["outcomes"] == {"passed": 1, "failed": 1} and report["totals"]["calls"] == 2
+    assert apply_outputs(run, report) == []  # no output failed; the failed test fails the gate's status
+    assert json.loads((tmp_path / "r.json").read_text())["gate"]["status"] == "failed"

@@ -24,19 +24,23 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not server_available(),
                                 reason="llama_cpp.server (the 'server' extra) is not installed")
 
+#: the servers here require a key (as a real deployment may): a key that is never sent fails
+KEY = "sk-judgerel-test-key"
+
 
 @pytest.fixture(scope="module")
 def llama():
-    with LlamaCppServer(n_ctx=8192) as server:
+    with LlamaCppServer(n_ctx=8192, api_key=KEY) as server:
         yield server
 
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    """No key and no provider endpoint from the developer's shell."""
+    """No key and no provider endpoint from the developer's shell; the session's key is KEY."""
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "JUDGEREL_MODEL", "JUDGEREL_API_BASE",
-                 "JUDGEREL_API_KEY", "JUDGEREL_CONSTRAIN"):
+                 "JUDGEREL_CONSTRAIN"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUDGEREL_API_KEY", KEY)
 
 
 def _report(path: Path) -> dict:
@@ -87,6 +91,17 @@ def test_across_scales(judge):
 """
 
 
+def test_the_real_server_refuses_a_request_without_its_key(llama, clean_env, tmp_path):
+    """The key check is real: without JUDGEREL_API_KEY the server answers 401 and the call fails."""
+    from pytest_judgerel.errors import LLMCallError
+    from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+
+    with LLMClient(LLMSettings(cache_mode="off", max_attempts=1)) as client:
+        with pytest.raises(LLMCallError, match="401|[Aa]uth"):
+            client.complete(LLMRequest(model=llama.model, api_base=llama.url, max_tokens=2,
+                                       messages=({"role": "user", "content": "Say 1"},)))
+
+
 def test_judge_on_the_real_server_rates_every_item_then_replays(pytester, llama, clean_env, tmp_path):
     """Repeats, scales and grammar passthrough (--judgerel-constrain=always): every item rated,
     no parse failure and no re-ask; then a replay run answers every call from the cache."""
@@ -98,7 +113,8 @@ def test_judge_on_the_real_server_rates_every_item_then_replays(pytester, llama,
     first.assert_outcomes(passed=4)
     rep = _report(tmp_path / "record.json")
     assert rep["settings"]["endpoint"] == {"model": "openai/smollm2", "api_base": llama.url,
-                                           "source": "--judge-model", "embedded": False, "api_key_set": False}
+                                           "source": "--judge-model", "api_base_source": "--judge-api-base",
+                                           "embedded": False, "api_key_set": True, "used": True}
     totals = rep["totals"]
     # 6 items x (3 scales x 2 repeats + 2 scales x 1) = 48 calls; the 0-5 and 0-10 single
     # samples of test_across_scales repeat test_repeats' sample 0, so they are hits
@@ -106,7 +122,8 @@ def test_judge_on_the_real_server_rates_every_item_then_replays(pytester, llama,
     assert totals["misses"] == 36 and totals["hits"] == 12
     runs = [r for t in rep["tests"] for r in t["records"] if r.get("kind") == "judge_run"]
     assert runs and all(r["reasked"] == 0 and r["parse_failures"] == 0 for r in runs)
-    assert "judgerel: model=openai/smollm2 endpoint=" + llama.url in first.stdout.str()
+    assert f"judgerel: model=openai/smollm2 (--judge-model) endpoint={llama.url} (--judge-api-base)" \
+        in first.stdout.str()
 
     replay = pytester.runpytest(*common, "--judgerel-cache-mode=replay", f"--judgerel-json={tmp_path / 'replay.json'}")
     replay.assert_outcomes(passed=4)
@@ -166,7 +183,7 @@ def test_no_request_of_the_examples_escapes_the_configured_endpoint(clean_env, t
 
     from pytest_judgerel.llm.fake_server import FakeLLMServer
 
-    with FakeLLMServer(latency=0.0, responder=_plausible_reply) as served, \
+    with FakeLLMServer(latency=0.0, responder=_plausible_reply, api_key=KEY) as served, \
             FakeLLMServer(latency=0.0) as trap:
         env = dict(os.environ, OPENAI_BASE_URL=trap.url, OPENAI_API_BASE=trap.url, OPENAI_API_KEY="sk-trap",
                    PYTHONDONTWRITEBYTECODE="1")

@@ -355,19 +355,23 @@ def test_what_reaches_litellm_and_the_server(server, cache_dir):
 
 LITELLM_ENV = r"""
 import json, os, sys
+import pytest_judgerel.plugin  # importing the plugin changes no environment variable
+before = {k: os.environ.get(k) for k in ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE")}
 from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings, register_scripted
 register_scripted("scripted/env", lambda messages, **p: "ok")
 with LLMClient(LLMSettings(cache_mode="off")) as client:
     client.complete(LLMRequest(model="scripted/env", messages=[{"role": "user", "content": "x"}]))
 import litellm
-print(json.dumps({"cost_map": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP"),
+print(json.dumps({"imported": before, "cost_map": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP"),
                   "offline": os.environ.get("LITELLM_OFFLINE_MODE"),
                   "suppress": litellm.suppress_debug_info, "cache": litellm.cache is None}))
 """
 
 
 @pytest.mark.parametrize("user_value", [None, "False"])
-def test_litellm_is_configured_offline_unless_the_user_chose(user_value):
+def test_litellm_is_configured_once_and_leaves_the_environment_as_found(user_value):
+    """The offline flags hold for litellm's import only (no price-list download); neither
+    importing the plugin nor a call leaves them in the user's environment."""
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
@@ -376,8 +380,9 @@ def test_litellm_is_configured_offline_unless_the_user_chose(user_value):
     done = subprocess.run([sys.executable, "-c", LITELLM_ENV], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["cost_map"] == (user_value or "True")
-    assert result["offline"] == "true"
+    assert result["imported"] == {"LITELLM_LOCAL_MODEL_COST_MAP": user_value, "LITELLM_OFFLINE_MODE": None}
+    assert result["cost_map"] == user_value
+    assert result["offline"] is None
     assert result["suppress"] is True and result["cache"] is True
 
 

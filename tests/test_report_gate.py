@@ -14,6 +14,7 @@ import pytest
 
 from pytest_judgerel.report.baseline import updated_baseline
 from pytest_judgerel.report.build import assemble_report
+from pytest_judgerel.report.build import SessionRun
 from pytest_judgerel.report.gate import _probe_writable, apply_outputs, evaluate_gate, finalize_status, pytest_reasons
 
 
@@ -112,7 +113,7 @@ def _session(tmp_path, **settings):
     base = dict(report_only=False, baseline=None, update_baseline=False, max_icc_drop=0.05, max_nmae_rise=0.02,
                 json=None, html=None, history_dir=None)
     base.update(settings)
-    return SimpleNamespace(settings=SimpleNamespace(**base), config=SimpleNamespace(rootpath=tmp_path))
+    return SessionRun(rootpath=str(tmp_path), settings=SimpleNamespace(**base))
 
 
 def test_apply_outputs_writes_json_html_and_history(tmp_path, monkeypatch):
@@ -165,11 +166,10 @@ def test_history_records_the_commit_of_the_rootdir_not_of_the_working_directory(
     rep = _report()
     session = _session(tmp_path / "repo", history_dir=str(tmp_path / "hist"))
     assert apply_outputs(session, rep) == [] and rep["run"]["git_commit"] == commit
-    # without a rootpath on the config, the working directory is the root
+    # without a rootpath, the working directory is the root
     monkeypatch.chdir(tmp_path / "repo")
     rep = _report()
-    no_root = SimpleNamespace(settings=_session(tmp_path, history_dir=str(tmp_path / "hist")).settings,
-                              config=SimpleNamespace())
+    no_root = SessionRun(rootpath="", settings=_session(tmp_path, history_dir=str(tmp_path / "hist")).settings)
     assert apply_outputs(no_root, rep) == [] and rep["run"]["git_commit"] == commit
 
 

@@ -276,11 +276,30 @@ class LLMClient:
         return self._finish(results, return_exceptions)
 
     # internals ---------------------------------------------------------------------------
+    def _guard(self) -> Any:
+        """The endpoint whose model must not leave its server: this client's, else the current
+        session's (:mod:`pytest_judgerel.context`), so a client built by hand is covered too."""
+        if self.endpoint is not None:
+            return self.endpoint
+        from pytest_judgerel._current import CURRENT
+        from pytest_judgerel.llm.endpoint import resolve_endpoint
+
+        context = CURRENT.get()
+        if context is not None:
+            return context.endpoint_or_none()
+        try:  # outside a session: the endpoint the environment names (the same resolution)
+            return resolve_endpoint()
+        except ConfigError:
+            return None
+
     def _check(self, requests: Iterable[LLMRequest]) -> list[LLMRequest]:
+        from pytest_judgerel.llm.endpoint import provider_base_url
+
         if self._closed:
             raise ConfigError("this LLMClient is closed")
         batch = list(requests)
-        guard = self.endpoint if self.endpoint is not None and self.endpoint.api_base else None
+        guard = self._guard()
+        guard = guard if guard is not None and guard.api_base else None
         for i, request in enumerate(batch):
             if not isinstance(request, LLMRequest):
                 raise ConfigError(f"request {i} is a {type(request).__name__}, expected LLMRequest")
@@ -291,6 +310,12 @@ class LLMClient:
                     "build it from the session endpoint (Judge(endpoint=judgerel_endpoint, ...), "
                     "LLMRequest(**judgerel_endpoint.request_fields(), ...))"
                 )
+            if request.api_base is None:
+                # the server litellm would take from a provider variable (OPENAI_BASE_URL...) is named
+                # in the request, so the cache key says which server answered
+                found = provider_base_url(request.model)
+                if found is not None:
+                    batch[i] = replace(request, api_base=found[0])
         return batch
 
     @staticmethod
@@ -502,10 +527,21 @@ class LLMClient:
             ensure_local_provider()
         litellm = get_litellm()
         kwargs = self._litellm_kwargs(request, key)
-        if request.api_base and request.api_key is None and self._missing_env_keys(litellm, request):
-            # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
-            # OpenAI client refuses to call without one: send a placeholder (never a real key)
-            kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
+        from pytest_judgerel.llm.litellm_setup import is_custom_provider
+
+        if request.api_key is None and not is_custom_provider(request.model) \
+                and self._missing_env_keys(litellm, request):
+            if request.api_base:
+                # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
+                # OpenAI client refuses to call without one: send a placeholder (never a real key)
+                kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
+            else:  # the provider's own endpoint without a key: say so, send nothing
+                from pytest_judgerel.errors import MissingKeyError
+
+                self.stats.errors += 1
+                raise MissingKeyError(
+                    f"model {request.model!r} needs an API key and none is configured (not retryable): "
+                    f"{self._key_hint(litellm, request)}; no request was sent (test {request.test_name})")
         runtime = _runtime()
         settings = self.settings
         attempt = 0
@@ -552,6 +588,6 @@ class LLMClient:
         self.stats.prompt_tokens += usage["prompt_tokens"]
         self.stats.completion_tokens += usage["completion_tokens"]
         self.stats.cost += cost
-        return LLMResponse(text=text, model=str(getattr(raw, "model", "") or request.model), usage=usage,
+        return LLMResponse(text=str(text), model=str(getattr(raw, "model", "") or request.model), usage=usage,
                            cost=cost, latency=latency, cached=False, key=key, timestamp=time.time(),
                            attempts=attempt)

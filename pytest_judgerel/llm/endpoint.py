@@ -5,9 +5,16 @@ and ``api_key`` from one :class:`Endpoint`, so no call path can forget the serve
 user configured (the README's ``--judge-api-base`` promise).  Precedence, first set wins:
 
 1. explicit arguments (a ``judge`` marker's ``model``/``api_base``, ``Judge(model=...)``);
+   an explicit model keeps the session's server and key unless an explicit ``api_base`` says
+   otherwise, and an explicitly named in-process model (``local/...``, ``scripted/...``)
+   never inherits a server;
 2. the session settings: command line > ini > environment (``JUDGEREL_MODEL``,
    ``JUDGEREL_API_BASE``; the key only from ``JUDGEREL_API_KEY``, never a flag);
-3. the embedded default ``local/smollm2`` when the ``local`` extra is installed.
+3. for the server only: the provider's own base-URL variable (``OPENAI_BASE_URL``, then
+   ``OPENAI_API_BASE``, and their kin in :data:`PROVIDER_BASE_VARS`), which litellm would read
+   anyway; resolved here so that the report header, the JSON and the cache key name the server
+   that answers (``source`` of the base: ``env OPENAI_BASE_URL``);
+4. the embedded default ``local/smollm2`` when the ``local`` extra is installed.
 
 Stdlib only: imported by the plugin at configure time.
 """
@@ -21,11 +28,79 @@ from typing import Any, Mapping
 from pytest_judgerel.errors import ConfigError
 
 __all__ = ["Endpoint", "resolve_endpoint", "as_endpoint", "default_model", "check_constrain", "is_constrained",
-           "CONSTRAIN_MODES",
-           "EMBEDDED_LABEL"]
+           "check_api_base", "provider_of", "provider_base_url", "is_in_process", "CONSTRAIN_MODES",
+           "PROVIDER_BASE_VARS", "EMBEDDED_LABEL"]
 
 EMBEDDED_LABEL = "embedded SmolLM2-135M-Instruct via llama.cpp: a weak judge, for offline runs only"
 _IN_PROCESS = ("local/", "scripted/")
+
+#: The base-URL variables litellm reads for a provider when a call names no ``api_base``, in
+#: litellm's order (first set wins).  A model without a provider prefix is litellm's guess:
+#: :data:`_BARE_PROVIDERS`.
+PROVIDER_BASE_VARS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
+    "text-completion-openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
+    "anthropic": ("ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"),
+    "azure": ("AZURE_API_BASE",),
+    "ollama": ("OLLAMA_API_BASE",),
+    "ollama_chat": ("OLLAMA_API_BASE",),
+    "hosted_vllm": ("HOSTED_VLLM_API_BASE",),
+    "mistral": ("MISTRAL_API_BASE",),
+    "groq": ("GROQ_API_BASE",),
+    "deepseek": ("DEEPSEEK_API_BASE",),
+    "openrouter": ("OPENROUTER_API_BASE",),
+    "together_ai": ("TOGETHERAI_API_BASE",),
+    "gemini": ("GEMINI_API_BASE",),
+}
+_BARE_PROVIDERS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+                   ("chatgpt-", "openai"), ("claude-", "anthropic"))
+
+
+def is_in_process(model: str) -> bool:
+    """True for models answered inside this process (``local/...``, ``scripted/...``)."""
+    return isinstance(model, str) and model.startswith(_IN_PROCESS)
+
+
+def provider_of(model: str) -> str | None:
+    """The litellm provider of ``model``: its prefix, or litellm's guess for a bare OpenAI or
+    Anthropic model name (``gpt-4o-mini`` -> ``openai``); None when unknown."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    for prefix, provider in _BARE_PROVIDERS:
+        if model.startswith(prefix):
+            return provider
+    return None
+
+
+def provider_base_url(model: str) -> tuple[str, str] | None:
+    """``(url, "env NAME")`` of the provider base-URL variable that litellm would send ``model``'s
+    calls to, or None (no variable set, an in-process model or an unknown provider)."""
+    if is_in_process(model):
+        return None
+    for name in PROVIDER_BASE_VARS.get(provider_of(model) or "", ()):
+        value = _env(name)
+        if value:
+            problem = check_api_base(value)
+            if problem:
+                raise ConfigError(f"env {name}: {value!r} {problem}")
+            return value, f"env {name}"
+    return None
+
+
+def check_api_base(value: Any) -> str | None:
+    """What is wrong with ``value`` as a server's base URL, or None (an http(s) URL with a host)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        return "must be an http(s) URL such as http://127.0.0.1:8000/v1"
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if not parts.hostname or any(c.isspace() for c in value):
+        return "must be an http(s) URL with a host, such as http://127.0.0.1:8000/v1"
+    return None
 
 #: When replies are grammar-constrained: ``auto`` only on the embedded model (it needs it to
 #: answer in format), ``always`` on any llama.cpp-compatible server too, ``never``.
@@ -57,19 +132,20 @@ class Endpoint:
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False, compare=False)
     source: str = "explicit"
+    base_source: str | None = field(default=None, compare=False)  # where api_base came from
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"judge model must be a non-empty litellm model name, got {self.model!r}")
         if self.api_base is not None:
-            if not isinstance(self.api_base, str) or not self.api_base.startswith(("http://", "https://")):
-                raise ConfigError(f"api_base must be an http(s) URL such as http://127.0.0.1:8000/v1, "
-                                  f"got {self.api_base!r}")
+            problem = check_api_base(self.api_base)
+            if problem:
+                raise ConfigError(f"api_base {problem}, got {self.api_base!r}")
             if self.in_process:
                 raise ConfigError(f"model {self.model!r} runs in this process and takes no api_base "
                                   f"(got {self.api_base!r}): name the model your server serves, "
                                   "e.g. --judge-model=openai/<name>")
-            if "/" not in self.model:
+            if provider_of(self.model) is None:
                 raise ConfigError(f"model {self.model!r} with api_base {self.api_base!r} needs a litellm provider "
                                   f"prefix; for an OpenAI-compatible server use 'openai/{self.model}'")
         if self.api_key is not None and not isinstance(self.api_key, str):
@@ -83,7 +159,7 @@ class Endpoint:
     @property
     def in_process(self) -> bool:
         """True for models answered inside this process (embedded or scripted)."""
-        return self.model.startswith(_IN_PROCESS)
+        return is_in_process(self.model)
 
     def constrained(self, mode: str) -> bool:
         """Whether this endpoint's replies get a grammar under constrain ``mode``."""
@@ -94,20 +170,32 @@ class Endpoint:
         return {"model": self.model, "api_base": self.api_base, "api_key": self.api_key}
 
     def with_model(self, model: str) -> "Endpoint":
-        """The same server and key for another model (e.g. a judge panel on one vLLM)."""
+        """The same server and key for another model (e.g. a judge panel on one vLLM); an
+        in-process model gets no server, and a server taken from a provider's base-URL variable
+        is looked up again for the new model's provider."""
+        if is_in_process(model):
+            return Endpoint(model=model, source="explicit")
+        if self.base_source is not None and self.base_source.startswith("env ") \
+                and not self.base_source.startswith("env JUDGEREL_"):
+            found = provider_base_url(model)
+            return replace(self, model=model, source="explicit", api_base=found[0] if found else None,
+                           base_source=found[1] if found else None)
         return replace(self, model=model, source="explicit")
 
     def describe(self) -> dict[str, Any]:
-        """What the report shows: model, endpoint and source; never the key."""
+        """What the report shows: model, endpoint and where each came from; never the key."""
         return {"model": self.model, "api_base": self.api_base, "source": self.source,
+                "api_base_source": self.base_source if self.api_base else None,
                 "embedded": self.embedded, "api_key_set": self.api_key is not None}
 
     def label(self) -> str:
         """One line for headers and failure messages."""
         if self.embedded:
             return f"{self.model} ({EMBEDDED_LABEL})"
-        where = self.api_base or "provider default endpoint"
-        return f"{self.model} at {where}"
+        if self.api_base is None:
+            return f"{self.model} at the provider's default endpoint"
+        via = f" ({self.base_source})" if self.base_source else ""
+        return f"{self.model} at {self.api_base}{via}"
 
 
 def as_endpoint(spec: Any, api_base: str | None = None, api_key: str | None = None) -> Endpoint:
@@ -149,24 +237,38 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
     """
     if default is not None and model is None and api_base is None and api_key is None:
         return default
-    if model is not None and str(model).strip().startswith(_IN_PROCESS):
+    if model is not None and is_in_process(str(model)):
         # an in-process model (embedded, scripted) never inherits a server or a key
-        return Endpoint(model=str(model).strip(), api_base=api_base, api_key=api_key, source="explicit")
+        return Endpoint(model=str(model).strip(), api_base=api_base, api_key=api_key, source="explicit",
+                        base_source="explicit" if api_base else None)
     source = "explicit" if model else None
+    base_source = "explicit" if api_base is not None else None
     if default is not None:  # explicit values refine the default: its server serves the named model too
         if model is None:
             model, source = default.model, default.source
-        api_base = api_base if api_base is not None else default.api_base
+        if api_base is None:
+            if default.base_source is not None and default.base_source.startswith("env ") \
+                    and not default.base_source.startswith("env JUDGEREL_"):
+                found = provider_base_url(str(model))  # the provider's variable, for this model's provider
+                api_base, base_source = found if found else (None, None)
+            else:
+                api_base, base_source = default.api_base, default.base_source
         api_key = api_key if api_key is not None else default.api_key
+        return Endpoint(model=str(model).strip(), api_base=api_base or None, api_key=api_key,
+                        source=source or "explicit", base_source=base_source if api_base else None)
     sources: Mapping[str, str] = getattr(settings, "sources", None) or {}
     if model is None:
         if getattr(settings, "model", None):
             model, source = settings.model, sources.get("model", "settings")
         elif settings is None and _env("JUDGEREL_MODEL"):
             model, source = _env("JUDGEREL_MODEL"), "env JUDGEREL_MODEL"
-    if api_base is None and default is None:
-        api_base = getattr(settings, "api_base", None) if settings is not None else _env("JUDGEREL_API_BASE")
-    if api_key is None and default is None:
+    if api_base is None:
+        if settings is not None:
+            api_base = getattr(settings, "api_base", None)
+            base_source = sources.get("api_base", "settings") if api_base else None
+        elif _env("JUDGEREL_API_BASE"):
+            api_base, base_source = _env("JUDGEREL_API_BASE"), "env JUDGEREL_API_BASE"
+    if api_key is None:
         api_key = _env("JUDGEREL_API_KEY")
     if model is None:
         if api_base:
@@ -175,4 +277,13 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
                 "e.g. --judge-model=openai/<name> (ini judgerel_model, env JUDGEREL_MODEL)"
             )
         model, source = default_model(), "embedded default"
-    return Endpoint(model=str(model).strip(), api_base=api_base or None, api_key=api_key, source=source or "explicit")
+    model = str(model).strip()
+    if not api_base and not is_in_process(model):
+        found = provider_base_url(model)
+        if found:
+            api_base, base_source = found
+    if is_in_process(model) and api_base and base_source != "explicit":
+        raise ConfigError(f"model {model!r} runs in this process and takes no api_base, but {base_source} "
+                          f"sets {api_base}: name the model that server serves (openai/<name>) or unset it")
+    return Endpoint(model=model, api_base=api_base or None, api_key=api_key, source=source or "explicit",
+                    base_source=base_source if api_base else None)

@@ -14,6 +14,10 @@ also hashed in, so repeated samples differ like real sampling, while the set of
 replies of a run stays deterministic; at temperature 0 (or with a seed) the same
 request always gets the same reply.
 
+With ``api_key`` set, a chat request without ``Authorization: Bearer <api_key>`` is refused
+with HTTP 401 (logged with fault ``"unauthorized"``), as a real server with a key does: a
+key that is never sent fails the test that configured it.
+
 Faults (:class:`FaultPlan`) are chosen per request, either from an explicit
 ``schedule`` (request number -> fault kind) or at ``rate`` with a seeded RNG:
 ``"429"`` (with ``Retry-After``), ``"500"``, ``"503"``, ``"timeout"`` (sleep
@@ -118,7 +122,7 @@ def stable_port(name: str) -> int:
     return 20000 + int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16) % 12000
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
             500: "Internal Server Error", 503: "Service Unavailable"}
 
 
@@ -133,7 +137,8 @@ class FakeLLMServer:
     ``responder``: ``fn(FakeRequest) -> str`` giving the reply text (replaceable at any
     time through ``server.responder``); ``scale``: ``(low, high)`` or ``"0-5"`` for the
     default responder (default: the range stated in the prompt); ``port``: the port to prefer
-    (0: any free one; a taken port falls back to any).
+    (0: any free one; a taken port falls back to any); ``api_key``: the key every chat request
+    must carry (None: none checked).
     """
 
     def __init__(
@@ -143,7 +148,9 @@ class FakeLLMServer:
         responder: Callable[[FakeRequest], str] | None = None,
         scale: Any = None,
         port: int = 0,
+        api_key: str | None = None,
     ):
+        self.api_key = api_key
         self.latency = float(latency)
         self.faults = faults or FaultPlan()
         if isinstance(scale, str):
@@ -325,6 +332,12 @@ class FakeLLMServer:
             self.in_flight -= 1
 
     async def _chat_inner(self, writer: asyncio.StreamWriter, body: dict, headers: Mapping[str, str]) -> bool:
+        if self.api_key is not None and headers.get("authorization", "") != f"Bearer {self.api_key}":
+            with self._lock:
+                self.log.append({"index": len(self.log), "body": body, "fault": "unauthorized", "time": time.time()})
+            await self._send(writer, 401, {"error": {"message": "Incorrect API key provided to the fake server",
+                                                     "type": "invalid_request_error", "code": "invalid_api_key"}})
+            return True
         fake_request, fault = self._admit(body, headers)
         if self.latency > 0:
             await asyncio.sleep(self.latency)

@@ -2,9 +2,10 @@
 
 ``import litellm`` costs ~3 s and ~190 MiB and, unless told otherwise, fetches a
 price list from the network at import (stalling 5-14 s offline).  So it is
-imported only on the first cache miss, after setting
-``LITELLM_LOCAL_MODEL_COST_MAP=True`` and ``LITELLM_OFFLINE_MODE=true`` (unless
-the user set them), with its import-time pydantic warnings silenced and its
+imported only on the first cache miss, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and
+``LITELLM_OFFLINE_MODE=true`` set for the import alone (unless the user set them;
+the environment is restored afterwards: importing or using the plugin leaves the user's
+environment as it found it), with its import-time pydantic warnings silenced and its
 "Give Feedback" banner switched off.  Custom providers registered before the
 import (scripted, local) are installed into ``litellm.custom_provider_map`` here.
 """
@@ -21,6 +22,9 @@ __all__ = ["get_litellm", "litellm_imported", "register_provider", "unregister_p
 _lock = threading.RLock()
 _litellm: Any = None
 _providers: dict[str, Any] = {}  # provider prefix -> zero-argument factory returning a litellm.CustomLLM
+
+#: set for the import of litellm only, unless the user set them (no price-list download)
+IMPORT_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 
 #: (message regex, category) pairs of warnings litellm emits on first use.
 LITELLM_WARNING_FILTERS = (
@@ -52,11 +56,17 @@ def get_litellm() -> Any:
     with _lock:
         if _litellm is not None:
             return _litellm
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import litellm
+        added = [name for name in IMPORT_ENV if name not in os.environ]
+        for name in added:
+            os.environ[name] = IMPORT_ENV[name]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                import litellm
+        finally:
+            for name in added:  # the user's environment as it was
+                if os.environ.get(name) == IMPORT_ENV[name]:
+                    del os.environ[name]
         _apply_warning_filters()
         litellm.suppress_debug_info = True
         _litellm = litellm

@@ -56,7 +56,7 @@ class LlamaCppServer:
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, alias: str = "smollm2",
                  n_ctx: int = 4096, n_threads: int = 2, startup_timeout: float = 180.0,
-                 extra_args: Sequence[str] = ()) -> None:
+                 extra_args: Sequence[str] = (), api_key: str | None = None) -> None:
         if model_path is None:
             from pytest_judgerel.llm.local import local_model_path
 
@@ -74,6 +74,7 @@ class LlamaCppServer:
         self.n_threads = n_threads
         self.startup_timeout = startup_timeout
         self.extra_args = tuple(extra_args)
+        self.api_key = api_key  # when set, the server refuses every request without this key
         self.port: int | None = None
         self._proc: subprocess.Popen | None = None
         self._log: Any = None
@@ -106,7 +107,7 @@ class LlamaCppServer:
             cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
                    "--model_alias", self.alias, "--host", "127.0.0.1", "--port", str(self.port),
                    "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads), "--verbose", "False",
-                   *self.extra_args]
+                   *(["--api_key", self.api_key] if self.api_key else []), *self.extra_args]
             self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             if self._wait_ready():
                 return self
@@ -121,7 +122,9 @@ class LlamaCppServer:
             if self._proc is None or self._proc.poll() is not None:
                 return False
             try:
-                with urllib.request.urlopen(f"{self.url}/models", timeout=2) as resp:
+                headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+                with urllib.request.urlopen(urllib.request.Request(f"{self.url}/models", headers=headers),
+                                            timeout=2) as resp:
                     data = json.loads(resp.read().decode())
                 if any(m.get("id") == self.alias for m in data.get("data", [])):
                     return True

@@ -149,7 +149,7 @@ def _make_handler() -> Any:
 
     litellm = get_litellm()
 
-    class LocalLLM(litellm.CustomLLM):
+    class LocalLLM(litellm.CustomLLM):  # type: ignore[name-defined]
         """litellm provider for ``local/...`` models."""
 
         def _respond(self, model: str, messages: list, optional_params: dict) -> Any:

@@ -103,13 +103,14 @@ def runtime() -> _Runtime:
 
 
 if hasattr(asyncio, "timeout"):  # Python >= 3.11: no extra task per call
-    deadline = asyncio.timeout
+    deadline: Any = asyncio.timeout
 else:  # pragma: no cover - Python 3.10
     import contextlib
 
     @contextlib.asynccontextmanager
-    async def deadline(seconds: float):
+    async def _deadline(seconds: float):  # type: ignore[no-untyped-def]
         task = asyncio.current_task()
+        assert task is not None  # called inside a task
         handle = asyncio.get_running_loop().call_later(seconds, task.cancel)
         try:
             yield
@@ -117,3 +118,5 @@ else:  # pragma: no cover - Python 3.10
             raise TimeoutError(f"no answer within {seconds:.0f} s") from exc
         finally:
             handle.cancel()
+
+    deadline = _deadline

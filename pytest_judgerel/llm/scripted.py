@@ -119,7 +119,7 @@ def _make_handler() -> Any:
 
     litellm = get_litellm()
 
-    class ScriptedLLM(litellm.CustomLLM):
+    class ScriptedLLM(litellm.CustomLLM):  # type: ignore[name-defined]
         """Dispatches ``scripted/<name>`` to the registered callable."""
 
         def _respond(self, model: str, messages: list, optional_params: dict) -> Any:

@@ -1,7 +1,9 @@
 """Plain assertion helpers for MindEval tests (the plugin wires fixtures and markers around them).
 
-Each helper records a metric record per statistic with the active recorder
-(:mod:`pytest_judgerel.recording`) and raises
+Each helper computes a metric record per statistic and concludes through the one gate
+conclusion of every gate (:mod:`pytest_judgerel.gate_conclusion`): recorded with the active
+recorder, an unstable pass fails under ``--judgerel-require-stable``, the parse-failure limit
+defaults to ``--judgerel-max-parse-failures``, and a failure raises
 :class:`~pytest_judgerel.assertions.JudgeReliabilityFailure` (an ``AssertionError``) with a
 readable message, except in report-only mode, where it records and returns.
 """
@@ -12,32 +14,27 @@ import math
 from typing import Any, Sequence
 
 from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.recording import MetricRecord, new_record
 
 __all__ = ["assert_mindeval_score", "assert_judge_agrees_with_humans"]
 
 
-def _finish(records: Sequence[dict[str, Any]], problems: Sequence[str], title: str) -> None:
-    """Record every record; raise unless all passed or the recorder is in report-only mode."""
-    from pytest_judgerel.assertions import JudgeReliabilityFailure
-    from pytest_judgerel.recording import active_recorder
+def _finish(records: Sequence[MetricRecord], problems: Sequence[str], title: str) -> None:
+    """Conclude the gate's records (:func:`pytest_judgerel.gate_conclusion.conclude`)."""
+    from pytest_judgerel.gate_conclusion import conclude
 
-    recorder = active_recorder()
-    for rec in records:
-        if recorder.report_only and not rec.get("passed"):
-            rec["report_only"] = True
-        recorder.record(rec)
-    if problems and not recorder.report_only:
-        raise JudgeReliabilityFailure(f"{title}: " + "; ".join(problems), records[0] if records else None)
+    conclude(records, f"{title}: " + "; ".join(problems) if problems else None)
 
 
 def _base(kind: str, statistic: str, value: float | None, n: int, threshold: float | None, direction: str,
-          passed: bool, stability: Any = None, **extra: Any) -> dict[str, Any]:
+          passed: bool, stability: Any = None, **extra: Any) -> MetricRecord:
     from pytest_judgerel.gate_stats import attach_stability
 
-    rec = {"kind": kind, "statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
-           "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
-           "worst_items": [], "judge": None, "parse_failures": 0}
-    rec.update(extra)
+    fields: dict[str, Any] = {"statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
+                              "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
+                              "worst_items": [], "judge": None, "parse_failures": 0}
+    fields.update(extra)
+    rec = new_record(kind, **fields)
     attach_stability(rec, stability)
     return rec
 
@@ -47,7 +44,7 @@ def assert_mindeval_score(
     min_mean: float | None = None,
     *,
     axis: str | None = None,
-    max_parse_failures: int = 0,
+    max_parse_failures: int | None = None,
     by_severity: bool = False,
     interactions: Sequence[Any] | None = None,
     judge: Any = None,
@@ -56,19 +53,22 @@ def assert_mindeval_score(
 
     ``scores``: :class:`~pytest_judgerel.mindeval.judge.JudgeScore` s (or axis dicts / None for
     a failed parse).  More than ``max_parse_failures`` unparsable replies fail the assertion on
-    their own (failed replies are never scored as 3).  ``by_severity`` with ``interactions``
+    their own (failed replies are never scored as 3); default: the session's
+    ``--judgerel-max-parse-failures`` (0 outside pytest).  ``by_severity`` with ``interactions``
     adds severe / non-severe groups to the record (and checks each against ``min_mean``).
     Returns the mean.
     """
+    from pytest_judgerel.gate_conclusion import parse_failure_limit
     from pytest_judgerel.mindeval.judge import AXES
     from pytest_judgerel.mindeval.metrics import breakdown, interaction_score
 
+    max_parse_failures = parse_failure_limit(max_parse_failures)
     if axis is not None and axis not in AXES:
         raise ConfigError(f"axis must be one of {list(AXES)}, got {axis!r}")
     dicts = [s.scores if hasattr(s, "scores") else s for s in scores]
     failures = sum(d is None for d in dicts)
     good = [d for d in dicts if d is not None]
-    values = [float(d[axis]) if axis else interaction_score(d) for d in good]
+    values: list[float] = [float(d[axis]) if axis else float(interaction_score(d) or 0.0) for d in good]
     mean = sum(values) / len(values) if values else math.nan
     problems = []
     if failures > max_parse_failures:
@@ -119,16 +119,21 @@ def assert_judge_agrees_with_humans(
     systems: Sequence[Any] | None = None,
     ties: str = "sign",
     judge: Any = None,
+    max_parse_failures: int | None = None,
 ) -> dict[str, float]:
     """Assert a judge agrees with human annotators (MindEval section 3.2).
 
     ``judge_scores``: one score per interaction; ``human_scores``: interactions x annotators
     (NaN = missing) or one column.  Kendall tau (tau-b) and MIPSA are computed against the
     average annotator; MIPSA needs ``patients`` (and ``systems`` to align the system order).
+    More than ``max_parse_failures`` judge replies that failed (None, or a score without
+    ``scores``) fail the gate (default: the session's ``--judgerel-max-parse-failures``).
     Returns ``{"kendall": ..., "mipsa": ...}`` (only the statistics asked for).
     """
+    from pytest_judgerel.gate_conclusion import parse_failure_limit
     from pytest_judgerel.mindeval.metrics import judge_mipsa, kendall_vs_annotators
 
+    max_parse_failures = parse_failure_limit(max_parse_failures)
     if min_kendall is None and min_mipsa is None:
         raise ConfigError("give min_kendall and/or min_mipsa")
     if min_mipsa is not None and patients is None:
@@ -160,5 +165,10 @@ def assert_judge_agrees_with_humans(
         if not ok:
             problems.append(f"MIPSA vs average annotator {mp.vs_average:.3f} < {min_mipsa:g} "
                             f"({mp.n_interactions} patients)")
+    if failures > max_parse_failures:
+        problems.append(f"{failures} of {len(judge_scores)} judge replies could not be parsed or the call "
+                        f"failed (allowed {max_parse_failures})")
+        for rec in records:
+            rec["passed"] = False
     _finish(records, problems, "judge disagrees with humans")
     return out

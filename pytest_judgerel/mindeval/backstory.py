@@ -72,19 +72,22 @@ def backstory_request(
     namespace: str = "mindeval-backstory",
     api_base: str | None = None,
     api_key: str | None = None,
-    constrain: str = "auto",
+    constrain: str | None = None,
 ) -> Any:
     """The :class:`LLMRequest` for one profile's backstory (prompt = Figures 5-6).
 
-    ``model``: a litellm model name (with ``api_base``/``api_key``) or an
-    :class:`~pytest_judgerel.llm.Endpoint`; ``constrain`` as for a judge (``"auto"``: the
-    4-paragraph grammar on the embedded model only, ``"always"``, ``"never"``); ``max_tokens``
+    ``model``: a litellm model name (with ``api_base``/``api_key``; served by the current
+    session's server, :mod:`pytest_judgerel.context`), an :class:`~pytest_judgerel.llm.Endpoint`
+    or None (the session's); ``constrain`` as for a judge (``"auto"``: the 4-paragraph grammar on
+    the embedded model only, ``"always"``, ``"never"``; None: the session's); ``max_tokens``
     caps the reply (default :data:`BACKSTORY_MAX_TOKENS`; None: no cap)."""
+    from pytest_judgerel.context import current_context, session_endpoint
     from pytest_judgerel.llm import LLMRequest
-    from pytest_judgerel.llm.endpoint import as_endpoint
     from pytest_judgerel.mindeval.prompts import render_profile_prompt
 
-    endpoint = as_endpoint(model, api_base, api_key)
+    endpoint = session_endpoint(model, api_base, api_key)
+    if constrain is None:
+        constrain = current_context().settings.constrain
     return LLMRequest(
         **endpoint.request_fields(), grammar=BACKSTORY_GRAMMAR if endpoint.constrained(constrain) else None,
         messages=({"role": "user", "content": render_profile_prompt(profile)},),
@@ -96,8 +99,8 @@ def backstory_request(
 
 def generate_backstories(
     profiles: Sequence[Any],
-    model: Any,
-    client: Any,
+    model: Any = None,
+    client: Any = None,
     *,
     overwrite: bool = False,
     require_paragraphs: int | None = 4,
@@ -106,7 +109,9 @@ def generate_backstories(
 ) -> list[Any]:
     """Return copies of ``profiles`` with ``member_narrative`` filled in.
 
-    ``model`` is a model name or an :class:`~pytest_judgerel.llm.Endpoint` (model and server).
+    ``model`` is a model name or an :class:`~pytest_judgerel.llm.Endpoint` (model and server);
+    ``model``, ``client`` and ``constrain`` default to the current session's
+    (:mod:`pytest_judgerel.context`).
     Profiles that already have a backstory are kept unless ``overwrite``.  A reply that is empty
     or failed after the client's own retries (5xx, timeouts, empty content), or (when
     ``require_paragraphs`` is set) does not have that many paragraphs -- the prompt asks for
@@ -123,6 +128,13 @@ def generate_backstories(
     seed = sampling.pop("seed", 0)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ConfigError(f"seed must be an int or None, got {seed!r}")
+    from pytest_judgerel.context import current_context, session_endpoint
+
+    ctx = current_context()
+    model = session_endpoint(model, sampling.pop("api_base", None), sampling.pop("api_key", None))
+    client = client if client is not None else ctx.client
+    if sampling.get("constrain") is None:
+        sampling["constrain"] = ctx.settings.constrain
     todo = [i for i, p in enumerate(profiles) if overwrite or not getattr(p, "member_narrative", None)]
     out = list(profiles)
     attempt = {i: 0 for i in todo}

@@ -18,6 +18,7 @@ An empty reply is re-requested (next ``sample_index``) and a failed call retried
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import threading
 from dataclasses import asdict, dataclass, field
@@ -305,7 +306,10 @@ async def arun_interactions(
 
     if not isinstance(patient_model, Endpoint) and (not isinstance(patient_model, str) or not patient_model):
         raise ConfigError(f"patient_model must be a litellm model name or an Endpoint, got {patient_model!r}")
-    patient_ep = as_endpoint(patient_model, patient_api_base, patient_api_key)
+    from pytest_judgerel.context import session_endpoint
+
+    # a model name is served by the current session's server (pytest_judgerel.context), an Endpoint as given
+    patient_ep = session_endpoint(patient_model, patient_api_base, patient_api_key)
     profiles = list(profiles)
     ids = [str(getattr(p, "profile_id", None) or i) for i, p in enumerate(profiles)]
     if len(set(ids)) != len(ids):
@@ -313,7 +317,9 @@ async def arun_interactions(
     clinician_model = resolve_clinician(clinician, clinician_name, clinician_method)
     if isinstance(clinician, Endpoint):
         clinician_ep = as_endpoint(clinician, clinician_api_base, clinician_api_key)
-    else:  # a model name, or a Python clinician registered as a scripted model (no server)
+    elif isinstance(clinician, str):  # a model name: the session's server unless an api_base is given
+        clinician_ep = session_endpoint(clinician_model, clinician_api_base, clinician_api_key)
+    else:  # a Python clinician registered as a scripted model (no server)
         clinician_ep = Endpoint(clinician_model, clinician_api_base, clinician_api_key)
     psamp = patient_sampling or SamplingSettings()
     csamp = clinician_sampling or SamplingSettings()
@@ -374,9 +380,11 @@ def run_interactions(profiles: Sequence[Any], clinician: Any, client: Any, turns
         return asyncio.run(coro_factory())
     box: dict[str, Any] = {}
 
+    context = contextvars.copy_context()  # the session context and the test's recorder follow
+
     def worker() -> None:
         try:
-            box["value"] = asyncio.run(coro_factory())
+            box["value"] = context.run(asyncio.run, coro_factory())
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
@@ -396,7 +404,7 @@ def run_interaction(
     patient_model: Any,
     backstory_model: Any = None,
     turns: int = 20,
-    constrain: str = "auto",
+    constrain: str | None = None,
     **kwargs: Any,
 ) -> Interaction:
     """One patient, one clinician: generates the backstory first when the profile has none
@@ -404,13 +412,17 @@ def run_interaction(
     ``"role_only"`` patient variant is used, then runs :func:`run_interactions`.
     ``patient_model``/``backstory_model``: a model name or an
     :class:`~pytest_judgerel.llm.Endpoint`; ``constrain`` applies the 4-paragraph grammar to
-    the backstory (see :func:`~pytest_judgerel.mindeval.backstory.backstory_request`).
+    the backstory (see :func:`~pytest_judgerel.mindeval.backstory.backstory_request`; None: the
+    session's).
     Convenient for per-test fixtures."""
     if not getattr(profile, "member_narrative", None) and kwargs.get("patient_variant", "default") != "role_only":
-        from pytest_judgerel.llm.endpoint import as_endpoint
+        from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint
         from pytest_judgerel.mindeval.backstory import generate_backstories
 
-        writer = as_endpoint(backstory_model) if backstory_model is not None else as_endpoint(
+        from pytest_judgerel.context import session_endpoint
+
+        writer = as_endpoint(backstory_model) if isinstance(backstory_model, Endpoint) else session_endpoint(
+            backstory_model) if backstory_model is not None else session_endpoint(
             patient_model, kwargs.get("patient_api_base"), kwargs.get("patient_api_key"))
         (profile,) = generate_backstories([profile], writer, client, constrain=constrain)
     (inter,) = run_interactions([profile], clinician, client, turns=turns, patient_model=patient_model, **kwargs)

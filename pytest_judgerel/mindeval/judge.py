@@ -274,10 +274,14 @@ class JudgeStats:
 class MindEvalJudge:
     """``MindEvalJudge(model, client).score(interactions)`` -> one :class:`JudgeScore` each.
 
-    ``model``: a litellm model name (with ``api_base``/``api_key``) or an
-    :class:`~pytest_judgerel.llm.Endpoint`.  ``constrain``: grammar-constrain the five-line
-    reply on the embedded model (``"auto"``), on any llama.cpp-compatible server (``"always"``)
-    or never.
+    ``model``: a litellm model name (with ``api_base``/``api_key``; served by the current
+    session's server), an :class:`~pytest_judgerel.llm.Endpoint`, or None for the session's
+    (:mod:`pytest_judgerel.context`); ``client`` None: the session's.  ``constrain``:
+    grammar-constrain the five-line reply on the embedded model (``"auto"``), on any
+    llama.cpp-compatible server (``"always"``) or never; None: the session's.  ``temperature``,
+    ``max_tokens`` and ``reask`` left at None take the session's (``--judge-temperature``,
+    ``--judge-max-tokens``, ``--judgerel-reask``; defaults 0.0, 512, True), as the
+    ``mindeval_judge`` fixture does.
 
     ``examples``: few-shot :class:`FewShotExample` s (none by default: the paper omits its
     examples; without examples an explicit output-format line replaces them).
@@ -288,30 +292,38 @@ class MindEvalJudge:
 
     def __init__(
         self,
-        model: Any,
-        client: Any,
+        model: Any = None,
+        client: Any = None,
         *,
         examples: Sequence[FewShotExample] = (),
         length_penalty: bool = False,
-        temperature: float | None = 0.0,
+        temperature: float | None = None,
         top_p: float | None = None,
         seed: int | None = 0,
         max_tokens: int | None = None,
-        reask: bool = True,
+        reask: bool | None = None,
         namespace: str = "mindeval-judge",
         api_base: str | None = None,
         api_key: str | None = None,
-        constrain: str = "auto",
+        constrain: str | None = None,
     ):
-        from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint
+        from pytest_judgerel.context import current_context, session_endpoint
+        from pytest_judgerel.llm.endpoint import Endpoint
 
-        if not isinstance(model, Endpoint) and (not isinstance(model, str) or not model):
+        if model is not None and not isinstance(model, Endpoint) and (not isinstance(model, str) or not model):
             raise ConfigError(f"MindEvalJudge model must be a litellm model name or an Endpoint, got {model!r}")
-        self.endpoint = as_endpoint(model, api_base, api_key)
+        ctx = current_context()
+        s = ctx.settings
+        self.endpoint = session_endpoint(model, api_base, api_key)
+        constrain = s.constrain if constrain is None else constrain
         self.endpoint.constrained(constrain)  # validates the mode
         self.model = self.endpoint.model
         self.constrain = constrain
-        self.client = client
+        self.client = client if client is not None else ctx.client
+        # like every judge: the session's temperature (default 0.0), max tokens (512) and re-ask
+        temperature = s.temperature if temperature is None else temperature
+        max_tokens = s.max_tokens if max_tokens is None else max_tokens
+        reask = s.reask if reask is None else reask
         self.examples = tuple(examples)
         for ex in self.examples:
             if not isinstance(ex, FewShotExample):
@@ -356,8 +368,15 @@ class MindEvalJudge:
     # ---------------------------------------------------------------- scoring
 
     def score(self, interactions: Sequence[Any], sample_index: int = 0) -> list[JudgeScore]:
-        """Judge every interaction (concurrently through the client); order preserved."""
+        """Judge every interaction (concurrently through the client); order preserved.  One
+        interaction is judged as a list of one."""
+        if hasattr(interactions, "messages") and hasattr(interactions, "interaction_id"):
+            interactions = [interactions]
         items = list(interactions)
+        for i, it in enumerate(items):
+            if not (hasattr(it, "messages") and hasattr(it, "interaction_id") and hasattr(it, "profile")):
+                raise ConfigError(f"MindEvalJudge.score takes Interaction objects (or a list of them); item {i} "
+                                  f"is a {type(it).__name__}")
         first = [[{"role": "user", "content": self.prompt(it)}] for it in items]
         responses = self.client.complete_many(
             [self._request(m, sample_index, it.interaction_id) for m, it in zip(first, items)],
@@ -410,10 +429,10 @@ class MindEvalJudge:
                 failures.pop(i)
                 results[i] = JudgeScore(items[i].interaction_id, scores, None, resp.text, True, self.model,
                                         sample_index, resp.cached)
-        for i, exc in failures.items():
+        for i, failure in failures.items():
             self.stats.parse_failures += 1
-            self.stats.failure_causes[exc.cause] = self.stats.failure_causes.get(exc.cause, 0) + 1
-            results[i] = JudgeScore(items[i].interaction_id, None, f"{exc.cause}: {exc}", responses[i].text,
+            self.stats.failure_causes[failure.cause] = self.stats.failure_causes.get(failure.cause, 0) + 1
+            results[i] = JudgeScore(items[i].interaction_id, None, f"{failure.cause}: {failure}", responses[i].text,
                                     bool(self.reask), self.model, sample_index, responses[i].cached)
         return [r for r in results if r is not None]
 

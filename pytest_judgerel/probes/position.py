@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..recording import active_recorder
+from ..recording import active_recorder, new_record
 from ..errors import ConfigError
 
 __all__ = ["PositionBiasResult", "position_bias"]
@@ -102,7 +102,9 @@ def position_bias(judge: Any, pairs: Any, *, template: Any = None,
         for item in (pair, swapped):
             requests.append(build_request(judge, render(tmpl, item, judge.scale)))
     results = judge_pairs(judge, requests)
-    forward, reverse, failures = [], [], []
+    forward: list[str | None] = []
+    reverse: list[str | None] = []
+    failures: list[JudgeFailure] = []
     for n, (pid, _pair) in enumerate(rows):
         for order, slot, bucket in (("given", 2 * n, forward), ("swapped", 2 * n + 1, reverse)):
             verdict, resp, error, reasked = results[slot]
@@ -112,11 +114,10 @@ def position_bias(judge: Any, pairs: Any, *, template: Any = None,
                                              reply=error.reply, reasked=reasked))
     fp = pairwise_fingerprint(judge, tmpl)
     n_reasked = sum(r[3] for r in results)
-    active_recorder().record({
-        "kind": "judge_run", "judge": fp, "items": len(rows), "calls": len(requests) + n_reasked,
-        "reasked": n_reasked, "parse_failures": len(failures), "failures": [f.to_dict() for f in failures[:20]],
-        "passed": not failures,
-    })
+    active_recorder().record(new_record(
+        "judge_run", judge=fp, items=len(rows), calls=len(requests) + n_reasked, reasked=n_reasked,
+        parse_failures=len(failures), failures=[f.to_dict() for f in failures[:20]], passed=not failures,
+    ))
     valid = any(f is not None and r is not None for f, r in zip(forward, reverse))
     stats = position_consistency(forward, reverse, confidence) if valid else None
     outcomes = stats.outcomes if stats is not None else ("missing",) * len(rows)

@@ -8,6 +8,7 @@ HTML, baseline, history, merge); its schema is
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .metrics import is_metric_record, judge_fields, judge_fingerprint
@@ -21,6 +22,27 @@ _SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "
                   "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise")
 CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "corrupt", "prompt_tokens", "completion_tokens",
              "cost")
+
+
+@dataclass(frozen=True)
+class SessionRun:
+    """What the report layer needs of a finished session, as plain data (never pytest's or the
+    plugin's objects): the rootdir that relative output paths are anchored at, the settings
+    (:class:`~pytest_judgerel.settings.Settings`), every test entry with records
+    (``{nodeid, outcome, records, calls, worker}``), every test's outcome, the crashed and
+    interrupted state, the session endpoint's description, calls that no test carried and
+    pytest's exit status."""
+
+    rootpath: str
+    settings: Any
+    tests: tuple[Mapping[str, Any], ...] = ()
+    outcomes: Mapping[str, str] = field(default_factory=dict)
+    crashed: tuple[str, ...] = ()
+    interrupted: bool = False
+    endpoint: Mapping[str, Any] | None = None
+    extra_calls: Mapping[str, Any] = field(default_factory=dict)
+    exitstatus: int | None = None
+    workers: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _plugin_version() -> str:
@@ -152,19 +174,42 @@ def every_test(results: Iterable[Mapping[str, Any]], outcomes: Mapping[str, str]
     return tests
 
 
-def build_report(session: Any, exitstatus: int | None = None) -> dict[str, Any]:
+def judged_models(tests: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Every model named by a judge fingerprint in the tests' records."""
+    out: set[str] = set()
+    for t in tests:
+        for rec in t.get("records") or []:
+            judge = rec.get("judge")
+            model = judge.get("model") if isinstance(judge, Mapping) else None
+            for name in (model if isinstance(model, (list, tuple)) else [model]):
+                if isinstance(name, str) and name:
+                    out.add(name)
+    return out
+
+
+def build_report(run: SessionRun) -> dict[str, Any]:
     """The report of one session: every test pytest ran (with its outcome, and its records and
     calls when it made any), plus totals and what pytest reported (the outcome counts, the exit
-    status, an interruption)."""
-    settings = session.settings.as_dict()
-    tests = every_test(session.results.values(), session.outcomes, getattr(session, "workers", None))
-    endpoint = session.endpoint_or_none()
+    status, an interruption).
+
+    When the session's model judged nothing while judges named their own (a ``judge`` marker's
+    model), ``settings.model`` names the models that judged and ``settings.endpoint.used`` is
+    false: the report never names a model that gave no answer."""
+    settings = run.settings.as_dict()
+    tests = every_test(run.tests, run.outcomes, run.workers)
     outcomes: dict[str, int] = {}
-    for outcome in session.outcomes.values():
+    for outcome in run.outcomes.values():
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    interrupted = bool(getattr(session, "interrupted", False))
-    return assemble_report(tests, settings=settings, crashed=getattr(session, "crashed", ()),
-                           report_only=bool(settings.get("report_only")),
-                           endpoint=endpoint.describe() if endpoint is not None else None,
-                           session={"exitstatus": exitstatus, "interrupted": interrupted, "outcomes": outcomes},
-                           extra_calls=session.unattributed_calls())
+    endpoint = dict(run.endpoint) if run.endpoint is not None else None
+    report = assemble_report(tests, settings=settings, crashed=run.crashed,
+                             report_only=bool(settings.get("report_only")), endpoint=endpoint,
+                             session={"exitstatus": run.exitstatus, "interrupted": bool(run.interrupted),
+                                      "outcomes": outcomes},
+                             extra_calls=run.extra_calls)
+    used = judged_models(tests)
+    if endpoint is not None:
+        unused = bool(used) and endpoint.get("model") not in used
+        report["settings"]["endpoint"]["used"] = not unused
+        if unused:
+            report["settings"]["model"] = ", ".join(sorted(used))
+    return report

@@ -119,9 +119,12 @@ def _probe_writable(path: str) -> None:
     os.unlink(tmp)
 
 
-def apply_outputs(session: Any, report: dict[str, Any]) -> list[str]:
-    """Evaluate the gate, write every configured output; return the reasons that fail the session."""
-    s = session.settings
+def apply_outputs(run: Any, report: dict[str, Any]) -> list[str]:
+    """Evaluate the gate, write every configured output; return the reasons that fail the session.
+
+    ``run`` is the plain :class:`~pytest_judgerel.report.build.SessionRun` (its ``settings`` and
+    ``rootpath``), never the plugin's session."""
+    s = run.settings
     report_only = bool(s.report_only)
     interrupted = bool((report.get("session") or {}).get("interrupted"))
     regressions, errors = evaluate_gate(report, baseline=s.baseline,
@@ -130,7 +133,7 @@ def apply_outputs(session: Any, report: dict[str, Any]) -> list[str]:
                                         report_only=report_only)
     finalize_status(report)
     outputs = report["outputs"]  # evaluate_gate made it
-    rootdir = str(getattr(session.config, "rootpath", os.getcwd()))
+    rootdir = str(run.rootpath or os.getcwd())
 
     def failed_write(what: str, path: str, exc: Exception) -> None:
         msg = f"could not write the {what} {path}: {exc}"

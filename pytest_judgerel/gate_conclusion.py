@@ -1,0 +1,117 @@
+"""The one conclusion of every gate: record, report-only, require-stable, parse-failure limit, raise.
+
+Every gate (the reliability and agreement assertions of :mod:`pytest_judgerel.assertions`, the
+bias-probe gates of :mod:`pytest_judgerel.probe_assertions`, the MindEval gates of
+:mod:`pytest_judgerel.mindeval.assertions`) computes its statistic and its metric record(s),
+then ends here, so the session's gate settings mean the same everywhere.  They live on the
+test's :class:`~pytest_judgerel.recording.Recorder` (no module globals):
+
+* ``max_parse_failures`` (``--judgerel-max-parse-failures``): :func:`parse_failure_limit` is the
+  limit a gate applies when its caller names none;
+* ``require_stable`` (``--judgerel-require-stable``): a pass whose verdict is unstable
+  (0.05 < p_pass < 0.95 over bootstrap resamples, :mod:`pytest_judgerel.gate_stats`) fails;
+* ``report_only`` (``--judgerel-report-only``): every record is kept, nothing raises.
+
+Each record is stored with the recorder; a failure raises :class:`JudgeReliabilityFailure` (an
+``AssertionError``, so pytest reports it as a failed test) carrying the first record.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from .recording import MetricRecord, active_recorder
+
+__all__ = ["JudgeReliabilityFailure", "conclude", "conclude_record", "conclude_not_computed",
+           "parse_failure_limit"]
+
+
+class JudgeReliabilityFailure(AssertionError):
+    """A reliability assertion failed; ``record`` holds the metric record."""
+
+    def __init__(self, message: str, record: MetricRecord | None = None):
+        super().__init__(message)
+        self.record: MetricRecord = record if record is not None else MetricRecord()
+
+
+def parse_failure_limit(limit: int | None) -> int:
+    """``limit``, or the session's ``--judgerel-max-parse-failures`` when None (0 outside pytest)."""
+    from .errors import ConfigError
+
+    if limit is None:
+        return int(active_recorder().max_parse_failures)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ConfigError(f"max_parse_failures must be an int >= 0, got {limit!r}")
+    return limit
+
+
+def conclude(records: Sequence[MetricRecord], message: str | None, result: Any = None) -> Any:
+    """Record ``records``; return ``result`` when the gate passed (``message`` None) or the
+    session is report-only, else raise :class:`JudgeReliabilityFailure` with ``message``.
+
+    Under ``require_stable`` a pass whose record says its verdict is unstable fails (the record
+    is marked ``passed: False, unstable: True``).  In report-only mode the records that failed
+    are marked ``report_only``."""
+    recorder = active_recorder()
+    if message is None and recorder.require_stable:
+        shaky = [rec for rec in records if (rec.get("stability") or {}).get("unstable")]
+        if shaky:
+            for rec in shaky:
+                rec["passed"] = False
+                rec["unstable"] = True
+            message = "\n".join(_unstable_message(rec) for rec in shaky)
+    if message is not None and recorder.report_only:
+        failed = [rec for rec in records if not rec.get("passed")] or list(records)
+        for rec in failed:
+            rec["report_only"] = True
+    for rec in records:
+        recorder.record(rec)
+    if message is None or recorder.report_only:
+        return result
+    first = records[0] if records else None
+    raise JudgeReliabilityFailure(message + _judge_line(first.get("judge") if first else None), first)
+
+
+def conclude_record(rec: MetricRecord, message: str | None, result: Any = None) -> Any:
+    """:func:`conclude` for a gate with one record."""
+    return conclude([rec], message, result)
+
+
+def conclude_not_computed(rec: MetricRecord, exc: BaseException) -> None:
+    """A statistic that could not be computed (e.g. a constant judge): record it as such, then
+    raise ``exc``; in report-only mode record and return None (nothing fails)."""
+    recorder = active_recorder()
+    if recorder.report_only:
+        rec["report_only"] = True
+        recorder.record(rec)
+        return None
+    recorder.record(rec)  # type: ignore[arg-type]
+    raise exc
+
+
+def _show(v: Any) -> str:
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+def _unstable_message(rec: MetricRecord) -> str:
+    stability = rec.get("stability") or {}
+    label = rec.get("label")
+    return (f"{label + ': ' if label else ''}{rec.get('statistic')} = {_show(rec.get('value'))} passes its "
+            f"threshold {rec.get('threshold')}, but the verdict is unstable: it passes on only "
+            f"{stability['p_pass']:.0%} of {stability['n_boot']} bootstrap resamples ({stability['resample']}); "
+            "--judgerel-require-stable fails unstable passes. More items (or repeats) make it stable.")
+
+
+def _judge_line(judge: Any) -> str:
+    """The judge that produced the ratings, for a failure message (a weak embedded model says so)."""
+    model = judge.get("model") if isinstance(judge, Mapping) else None
+    if not model:
+        return ""
+    names = ", ".join(model) if isinstance(model, (list, tuple)) else str(model)
+    line = f"\n  judge: {names}"
+    if isinstance(model, str) and model.startswith("local/"):
+        from .llm.endpoint import EMBEDDED_LABEL
+
+        line += (f" ({EMBEDDED_LABEL}); its failures say little about your judge: configure a real one "
+                 "with --judge-model=<litellm model>")
+    return line

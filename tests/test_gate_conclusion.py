@@ -1,0 +1,96 @@
+"""One gate conclusion (issue 21 item 2): every gate, MindEval's included, records, honours
+report-only, --judgerel-require-stable and --judgerel-max-parse-failures, and raises through
+pytest_judgerel.gate_conclusion."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_judgerel.assertions import JudgeReliabilityFailure
+from pytest_judgerel.mindeval.assertions import assert_judge_agrees_with_humans, assert_mindeval_score
+from pytest_judgerel.recording import recording
+
+ROOT = Path(__file__).resolve().parents[1]
+AXES = ("CAC", "EPC", "AR", "TRA", "ASCQ")
+
+
+def scores(values):
+    """One 5-axis score per value (every axis the same), None for a failed reply."""
+    return [None if v is None else {a: float(v) for a in AXES} for v in values]
+
+
+# means 4.0 over 12 interactions, spread 1: the 3.9 threshold passes on the data but not on
+# every bootstrap resample (p_pass well inside (0.05, 0.95))
+SHAKY = [3, 5, 3, 5, 3, 5, 4, 4, 3, 5, 3, 5]
+
+
+def test_an_unstable_mindeval_gate_fails_under_require_stable():
+    with recording() as rec:
+        assert assert_mindeval_score(scores(SHAKY), min_mean=3.9) == pytest.approx(4.0)
+    stability = rec.records[0]["stability"]
+    assert stability["unstable"] and 0.05 < stability["p_pass"] < 0.95
+    with recording(require_stable=True) as rec, pytest.raises(JudgeReliabilityFailure, match="unstable"):
+        assert_mindeval_score(scores(SHAKY), min_mean=3.9)
+    assert rec.records[0]["passed"] is False and rec.records[0]["unstable"] is True
+    with recording(require_stable=True, report_only=True) as rec:
+        assert_mindeval_score(scores(SHAKY), min_mean=3.9)  # report-only: recorded, never raises
+    assert rec.records[0]["report_only"] is True
+    with recording(require_stable=True):  # a clear pass is stable: nothing fails
+        assert_mindeval_score(scores([5] * 12), min_mean=3.9)
+
+
+def test_the_parse_failure_limit_of_the_session_governs_mindeval_gates():
+    values = scores([5, 5, None, 5, 5])
+    with recording() as rec, pytest.raises(JudgeReliabilityFailure, match=r"1 of 5 .* \(allowed 0\)"):
+        assert_mindeval_score(values, min_mean=3.0)
+    with recording(max_parse_failures=1) as rec:
+        assert_mindeval_score(values, min_mean=3.0)
+    assert rec.records[0]["passed"] is True and rec.records[0]["parse_failures"] == 1
+    with recording(max_parse_failures=5), pytest.raises(JudgeReliabilityFailure, match="allowed 0"):
+        assert_mindeval_score(values, min_mean=3.0, max_parse_failures=0)  # an explicit limit wins
+
+
+def test_the_parse_failure_limit_governs_the_human_agreement_gate():
+    judge = [4.0, 2.0, None, 5.0, 1.0, 3.0]
+    humans = [[4.0], [2.0], [3.0], [5.0], [1.0], [3.0]]
+    with recording(max_parse_failures=1):
+        assert_judge_agrees_with_humans(judge, humans, min_kendall=0.5)
+    with recording() as rec, pytest.raises(JudgeReliabilityFailure, match="allowed 0"):
+        assert_judge_agrees_with_humans(judge, humans, min_kendall=0.5)
+    assert rec.records[0]["passed"] is False
+
+
+def test_every_gate_module_concludes_through_the_one_module():
+    """No gate module records, marks report-only or raises the failure itself."""
+    gates = [ROOT / "pytest_judgerel" / name for name in
+             ("assertions.py", "probe_assertions.py", "mindeval/assertions.py")]
+    for path in gates:
+        text = path.read_text()
+        for pattern in (r"JudgeReliabilityFailure\(", r"\.record\(", r"report_only\"\]\s*=", r"require_stable"):
+            assert not re.search(pattern, text), f"{path.name} concludes by itself: {pattern}"
+        assert "gate_conclusion" in text
+
+
+def test_options_reach_a_mindeval_gate_in_a_pytest_session(pytester):
+    pytester.makepyfile(f"""
+        from pytest_judgerel import assert_mindeval_score
+        AXES = {AXES!r}
+
+        def s(v):
+            return None if v is None else {{a: float(v) for a in AXES}}
+
+        def test_one_failed_reply():
+            assert_mindeval_score([s(5), s(None), s(5), s(5)], min_mean=3.0)
+
+        def test_shaky_pass():
+            assert_mindeval_score([s(v) for v in {SHAKY!r}], min_mean=3.9)
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist")
+    result.assert_outcomes(passed=1, failed=1)  # the failed reply: the default limit is 0
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist", "--judgerel-max-parse-failures=1",
+                                "--judgerel-require-stable")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "test_shaky_pass" in "\n".join(line for line in result.stdout.lines if line.startswith("FAILED"))

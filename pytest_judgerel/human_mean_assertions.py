@@ -201,8 +201,8 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     if n_omitted:
         lines.append(f"  {n_omitted} item(s) without a readable judge score were left out")
     for g in bad_groups:
-        r = group_records[g]
-        lines.append(f"  group {g}: {r['value']:.4f} [CI {r['ci'][0]:.4f}, {r['ci'][1]:.4f}] (n={r['n']} labels) "
+        gr = group_records[g]
+        lines.append(f"  group {g}: {gr['value']:.4f} [CI {gr['ci'][0]:.4f}, {gr['ci'][1]:.4f}] (n={gr['n']} labels) "
                      f"below min_mean {min_mean}")
     return conclude_record(rec, "\n".join(lines), res)
 

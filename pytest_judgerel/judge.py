@@ -278,16 +278,16 @@ class Judge:
         from .errors import ReliabilityError
         from .stats.effective import effective_judges
 
-        rec: dict[str, Any] = {"kind": "judge_panel", "judge": self.fingerprint(), "models": list(models),
-                               "k": len(models), "items": int(values.shape[0]), "effective_judges": None,
-                               "mean_error_correlation": None, "reference": "panel"}
+        fields: dict[str, Any] = {"judge": self.fingerprint(), "models": list(models), "k": len(models),
+                                  "items": int(values.shape[0]), "effective_judges": None,
+                                  "mean_error_correlation": None, "reference": "panel"}
         try:
             eff = effective_judges(values)
         except ReliabilityError as exc:
-            rec["error"] = str(exc)
+            fields["error"] = str(exc)
         else:
-            rec.update(effective_judges=eff.value, mean_error_correlation=eff.mean_error_correlation, n=eff.n)
-        active_recorder().record(rec)
+            fields.update(effective_judges=eff.value, mean_error_correlation=eff.mean_error_correlation, n=eff.n)
+        active_recorder().record(new_record("judge_panel", **fields))
 
     def rate_temperatures(self, items: Any, temperatures: Sequence[float], repeats: int | None = None
                           ) -> dict[float, Ratings]:

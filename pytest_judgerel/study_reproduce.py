@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 TABLE_ORDER = ("2", "3", "14", "15", "4a", "4b", "5", "6", "1")
 """Tables in the order the command prints them (the paper's order, appendix tables beside Table 3)."""
@@ -122,77 +122,71 @@ def reproduce(release_dir: str | Path, *, summeval_reading: str = "first") -> Re
     return Reproduction(cells, tuple(str(n) for n in release.notes), result, summeval_reading)
 
 
-def _cells(result: Any) -> list[Cell]:
+def _ours(result: Any, table: str, row: str, column: str, spec: Mapping[str, Any]) -> float | None:
+    """The number of ``result`` that the paper printed in ``table`` at ``row``/``column``
+    (None when the release cannot give it)."""
     from .study import PANEL_MEAN
 
+    what = "nmae" if column.startswith("nMAE") else "icc"
+    try:
+        if table == "2":
+            if column == "ICC_Human":
+                return float(result.human_panels[(None, row)].average.value)
+            if column == "ICC_LLM":
+                return float(result.llm_panels[(None, row)].average.value)
+            return _num(getattr(result.agreement_for(PANEL_MEAN, row), what))
+        if table in ("3", "14", "15"):
+            scale = spec["scale"]
+            human = result.human_panels[(row, scale)].average.value
+            llm = result.llm_panels[(row, scale)].average.value
+            # Delta is the difference of the two printed (three-decimal) values, as the paper's column is
+            return float({"ICC_Human": human, "ICC_LLM": llm,
+                          "Delta": round(human, 3) - round(llm, 3)}[column])
+        if table in ("4a", "4b"):
+            who, scale = row.split(" / ")
+            bench, model = (who, PANEL_MEAN) if table == "4a" else (None, who)
+            return _num(getattr(result.agreement_for(model, scale, bench), what))
+        if table == "5":
+            if column in ("ICC_Male", "ICC_Female"):
+                group = "gender=" + column.split("_")[1]
+                return float(result.subgroup_panels[(None, row, group)].average.value)
+            group = "gender=" + column.split("_")[-1].split("-")[0]
+            return _num(getattr(result.agreement_for(PANEL_MEAN, row, None, group), what))
+        if table == "6":
+            model, scale = row.split(" / ")
+            t = None if column == "T=1" else float(column[2:])
+            return _num(result.agreement_for(model, scale, temperature=t).icc)
+        if table == "1":
+            bench, comparison = row.split(" / ")
+            models = [c for c in spec["columns"] if c != "Avg."] if column == "Avg." else [column]
+            values = [_consistency(result.consistency[(m, bench)], comparison) for m in models]
+            return float(sum(values) / len(values))
+    except KeyError:
+        return None
+    raise KeyError(f"no rule for table {table!r}")
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _consistency(r: Any, comparison: str) -> float:
+    if comparison == "0-5, 0-10, 0-100":
+        return float(r.joint.value)
+    a, b = comparison.split(" vs ")
+    return float(r.pairwise[(a, b)].value)
+
+
+def _cells(result: Any) -> list[Cell]:
     spec = paper_tables()
     tabs, notes = spec["tables"], spec.get("notes", {})
-
-    def value(get: Callable[[], Any]) -> float | None:
-        try:
-            v = get()
-        except KeyError:
-            return None
-        return None if v is None else float(v)
-
-    # Delta is the difference of the two printed (three-decimal) values, as the paper's column is
-    def human(bench, scale):
-        return result.human_panels[(bench, scale)].average.value
-
-    def llm(bench, scale):
-        return result.llm_panels[(bench, scale)].average.value
-
-    def agree(model, scale, bench=None, sub=None, t=None, what="icc"):
-        return getattr(result.agreement_for(model, scale, bench, sub, t), what)
-
-    def consistency(model, bench, comparison):
-        r = result.consistency[(model, bench)]
-        if comparison == "0-5, 0-10, 0-100":
-            return r.joint.value
-        a, b = comparison.split(" vs ")
-        return r.pairwise[(a, b)].value
-
-    getters: dict[str, Callable[[str, str], Callable[[], Any]]] = {
-        "2": lambda row, col: {
-            "ICC_Human": lambda: human(None, row), "ICC_LLM": lambda: llm(None, row),
-            "ICC_Human-LLM": lambda: agree(PANEL_MEAN, row), "nMAE": lambda: agree(PANEL_MEAN, row, what="nmae"),
-        }[col],
-        "4a": lambda row, col: (lambda b, s: (lambda: agree(PANEL_MEAN, s, b, what="nmae" if col == "nMAE" else "icc")))(
-            *row.split(" / ")),
-        "4b": lambda row, col: (lambda m, s: (lambda: agree(m, s, what="nmae" if col == "nMAE" else "icc")))(
-            *row.split(" / ")),
-        "5": lambda row, col: {
-            "ICC_Male-LLM": lambda: agree(PANEL_MEAN, row, sub="gender=Male"),
-            "nMAE_Male-LLM": lambda: agree(PANEL_MEAN, row, sub="gender=Male", what="nmae"),
-            "ICC_Female-LLM": lambda: agree(PANEL_MEAN, row, sub="gender=Female"),
-            "nMAE_Female-LLM": lambda: agree(PANEL_MEAN, row, sub="gender=Female", what="nmae"),
-            "ICC_Male": lambda: result.subgroup_panels[(None, row, "gender=Male")].average.value,
-            "ICC_Female": lambda: result.subgroup_panels[(None, row, "gender=Female")].average.value,
-        }[col],
-        "6": lambda row, col: (lambda m, s: (lambda: agree(m, s, t=None if col == "T=1" else float(col[2:]))))(
-            *row.split(" / ")),
-    }
-    for name in ("3", "14", "15"):
-        scale = tabs[name]["scale"]
-        getters[name] = (lambda s: lambda row, col: {
-            "ICC_Human": lambda: human(row, s), "ICC_LLM": lambda: llm(row, s),
-            "Delta": lambda: round(human(row, s), 3) - round(llm(row, s), 3)}[col])(scale)
-
-    def table1(row: str, col: str) -> Callable[[], Any]:
-        bench, comparison = row.split(" / ")
-        models = [c for c in tabs["1"]["columns"] if c != "Avg."]
-        if col == "Avg.":
-            return lambda: sum(consistency(m, bench, comparison) for m in models) / len(models)
-        return lambda: consistency(col, bench, comparison)
-
-    getters["1"] = table1
     cells = []
     for name in TABLE_ORDER:
         t = tabs[name]
         for row, values in t["rows"].items():
             for col, paper in zip(t["columns"], values):
                 note = notes.get(name, {}).get(f"{row} | {col}") or notes.get(name, {}).get("*", "")
-                cells.append(Cell(name, row, col, float(paper), value(getters[name](row, col)), note))
+                cells.append(Cell(name, row, col, float(paper), _ours(result, name, row, col, t), note))
     return cells
 
 

@@ -175,7 +175,8 @@ def _record_values(payload: bytes) -> list[Any]:
     while pos < size:
         t, pos = _varint(payload, pos)
         types.append(t)
-    body, out = size, []
+    body = size
+    out: list[Any] = []
     for t in types:
         if t in (0, 8, 9):
             out.append(None if t == 0 else t - 8)

@@ -122,6 +122,45 @@ def test_totals_under_two_workers_equal_one_process_on_the_same_cached_run(pytes
     assert f"parse failures {t0['parse_failures']};" in parallel.stdout.str()
 
 
+CONFTEST_FIXTURE = """
+import pytest
+from pytest_judgerel import Judge
+from pytest_judgerel.llm import register_scripted
+
+register_scripted("scripted/per-module", lambda messages, **params: str(params["sample_seed"] % 6))
+
+
+@pytest.fixture(scope="module")
+def module_ratings(request, judgerel_client):
+    items = [{"id": f"{request.module.__name__}-{i}", "sentence1": request.module.__name__, "sentence2": str(i)}
+             for i in range(5)]
+    return Judge(model="scripted/per-module", template="stsb", client=judgerel_client).rate(items, 2)
+"""
+
+MODULE_TESTS = """
+def test_first(module_ratings):
+    assert module_ratings.shape == (5, 2)
+
+def test_second(module_ratings):
+    assert module_ratings.shape == (5, 2)
+"""
+
+
+def test_a_conftest_fixture_set_up_once_per_module_is_not_taken_for_a_repeat(pytester, tmp_path):
+    """A module-scoped fixture of a conftest has one instance per module: two modules on two
+    workers are two pieces of work, both counted (only the same instance on two workers repeats)."""
+    pytester.makeconftest(CONFTEST_FIXTURE)
+    pytester.makepyfile(test_alpha=MODULE_TESTS, test_beta=MODULE_TESTS)
+    _run(pytester, tmp_path, "record", "-n", "0")
+    _, rep0 = _run(pytester, tmp_path, "serial", "-n", "0")
+    _, rep2 = _run(pytester, tmp_path, "parallel", "-n", "2", "--dist=loadfile")
+    assert len({t["worker"] for t in rep2["tests"]}) == 2  # one module per worker
+    assert {k: rep2["totals"][k] for k in _COUNTED} == {k: rep0["totals"][k] for k in _COUNTED}
+    assert rep0["totals"]["calls"] == 2 * 5 * 2 and rep2["totals"]["repeated"]["fixtures"] == 0
+    tags = sorted(r["fixture"] for t in rep2["tests"] for r in t["records"] if r["kind"] == "judge_run")
+    assert tags == ["module:test_alpha.py::module_ratings", "module:test_beta.py::module_ratings"]
+
+
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_the_json_lists_every_test_pytest_ran_with_its_outcome(pytester, tmp_path, workers):
     pytester.makepyfile(test_shared=SHARED)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,7 +15,8 @@ from pytest_judgerel.errors import ConfigError
 from pytest_judgerel.llm.backend import CacheBackend, make_entry
 from pytest_judgerel.llm.cache import display_location, open_backend
 
-__all__ = ["CacheStatsResult", "SalvageResult", "cache_stats", "damage_of", "export_cache", "import_cache", "prune_cache",
+__all__ = ["CacheStatsResult", "SalvageResult", "cache_stats", "damage_of", "export_cache", "import_cache",
+           "prune_cache",
            "salvage_cache", "read_readable_entries", "last_run_keys", "RUNS_DIR"]
 
 #: ``<cache dir>/runs/<run id>/<pid>.keys``: the keys each process of a run served;
@@ -189,8 +191,6 @@ def _record_values(payload: bytes) -> list[Any]:
             raise ValueError("record cut short")
         body += n
         if t == 7:
-            import struct
-
             out.append(struct.unpack(">d", raw)[0])
         elif t < 12:
             out.append(int.from_bytes(raw, "big", signed=True))

@@ -148,7 +148,8 @@ def pytest_fixture_setup(fixturedef, request):
     try:
         return (yield)
     finally:
-        identity = (f"{fixturedef.scope}:{fixturedef.baseid}::{fixturedef.argname}"
+        # the node the instance belongs to (a conftest's module fixture has one instance per module)
+        identity = (f"{fixturedef.scope}:{request.node.nodeid}::{fixturedef.argname}"
                     + (f"[{request.param_index}]" if hasattr(request, "param") else ""))
         session.note_shared(identity, recorder.since(start), session.call_delta(before))
 

@@ -97,9 +97,13 @@ def _unstable_message(rec: MetricRecord) -> str:
     stability = rec.get("stability") or {}
     label = rec.get("label")
     return (f"{label + ': ' if label else ''}{rec.get('statistic')} = {_show(rec.get('value'))} passes its "
-            f"threshold {rec.get('threshold')}, but the verdict is unstable: it passes on only "
-            f"{stability['p_pass']:.0%} of {stability['n_boot']} bootstrap resamples ({stability['resample']}); "
-            "--judgerel-require-stable fails unstable passes. More items (or repeats) make it stable.")
+            f"threshold {rec.get('threshold')}, but the verdict is unstable: "
+            + (f"a rerun ({stability.get('predicts') or stability['resample']}) is predicted to pass with "
+               f"probability {stability['p_pass']:.0%}" if stability.get("predictive") else
+               f"it passes on only {stability['p_pass']:.0%} of {stability['n_boot']} bootstrap resamples "
+               f"({stability['resample']})")
+            + "; --judgerel-require-stable keeps a pass only when p_pass >= 95% (kept passes then fail their "
+            "rerun at most 5% of the time). More items (or repeats) make it stable.")
 
 
 def _judge_line(judge: Any) -> str:

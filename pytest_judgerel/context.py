@@ -60,9 +60,10 @@ class SessionContext:
         resolved once; a ConfigError says how to configure one when there is none."""
         with self._lock:
             if self._endpoint is None:
-                if self._endpoint_error is not None:  # resolved once, failure included
-                    raise self._endpoint_error
                 from .errors import ConfigError
+
+                if self._endpoint_error is not None:  # resolved once, failure included
+                    raise ConfigError(str(self._endpoint_error))
                 from .llm.endpoint import resolve_endpoint
 
                 try:

@@ -1,7 +1,7 @@
 """Grading scales: bounds, step, linear normalisation to [0, 1].
 
 A scale is what a judge is told to grade on ("0-5", "0-10", "0-100", "1-6" or a
-custom range).  Seed 001 (Li et al. 2026, section 3) compares judges across
+custom range).  Seed 001 (Li et al. 2026, section 4.3) compares judges across
 such scales after mapping each linearly to [0, 1].
 """
 

@@ -174,3 +174,12 @@ def test_zero_as_a_score_reproduces_the_release_few_shot_targets(data_dir):
     assert as_score == [3.75, 3.5, 4.375, 3.375, 3.75]  # the targets printed in the release's judge prompt
     as_na = [ex.scores for ex in fewshot_examples(load_human_annotations(path, zero_means="not_applicable"))]
     assert sum(s != t.scores for s, t in zip(as_na, fewshot_examples(load_human_annotations(path)))) == 4
+
+
+def test_the_annotated_patients_pass_the_profile_rules(data_dir):
+    """The 20 patients of the human-annotation file meet the rules (issue 21: the goal rule once
+    rejected 7 of them by applying itself to labels outside the authors' list)."""
+    convs = load_human_annotations(data_dir / "human_annotations.jsonl")
+    patients = {c.patient_id: c.profile() for c in convs}
+    assert len(patients) == 20
+    assert {pid: violations(p) for pid, p in patients.items() if violations(p)} == {}

@@ -103,7 +103,7 @@ def test_confidence_widens_the_interval():
     (dict(human_labeled=[1.0, float("nan"), 4.0, 4.0]), r"human_labeled has 1 missing .* index 1"),
     (dict(judge_unlabeled=[3.0, None, 2.0]), r"judge_unlabeled has 1 missing"),
     (dict(judge_labeled=[2.0, 3.0, float("inf"), 4.0]), "infinite"),
-    (dict(human_labeled=[True, False, True, True]), "booleans"),
+    (dict(human_labeled=[True, False, True, True]), "boolean"),
     (dict(human_labeled=["a", "b", "c", "d"]), "numeric"),
     (dict(human_labeled=np.ones((4, 2, 2))), "1-D .* or 2-D"),
     (dict(human_labeled=[[1, None], [None, None], [3, 4], [5, 6]]), r"human_labeled has 1 missing .* index 1"),

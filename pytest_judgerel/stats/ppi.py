@@ -51,6 +51,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
+from ._input import as_vector_or_matrix, item_means
 
 __all__ = ["HumanMean", "PPIMean", "PPIDifference", "ppi_mean", "ppi_mean_by", "ppi_mean_difference",
            "ppi_mean_resamples", "MIN_LABELED", "MIN_UNLABELED"]
@@ -195,45 +196,16 @@ class PPIDifference:
 # ---------------------------------------------------------------------- input
 def _vector(data: Any, name: str) -> np.ndarray:
     """One value per item: a 1-D sequence, or items x columns (raters, repeats; a ``Ratings``),
-    averaged per item over the values present."""
-    if hasattr(data, "to_matrix") and callable(data.to_matrix):
-        data = data.to_matrix()
-    if data is None or isinstance(data, (str, bytes)):
-        raise ReliabilityError(f"{name} must be a sequence of numbers, got {type(data).__name__}")
-    try:
-        raw = np.asarray(data, dtype=object) if isinstance(data, (list, tuple)) else np.asarray(data)
-    except ValueError as exc:
-        raise ReliabilityError(f"{name} is ragged: {exc}") from None
-    if raw.ndim not in (1, 2):
-        raise ReliabilityError(f"{name} must be 1-D (one value per item) or 2-D (items x raters or repeats, "
-                               f"averaged per item), got shape {raw.shape}")
-    if raw.dtype.kind == "b" or any(isinstance(v, (bool, np.bool_)) for v in raw.ravel().tolist()):
-        raise ReliabilityError(f"{name} holds booleans; convert them to numbers (0/1) explicitly")
-    try:
-        arr = raw.astype(np.float64)
-    except (TypeError, ValueError):
-        bad = next((v for v in raw.ravel().tolist() if not _is_number(v)), None)
-        raise ReliabilityError(f"{name} must be numeric, got {bad!r}") from None
-    if np.isinf(arr).any():
-        raise ReliabilityError(f"{name} has an infinite value at index {int(np.argwhere(np.isinf(arr))[0][0])}")
+    averaged per item over the values present (the shared input checks of :mod:`._input`)."""
+    arr = as_vector_or_matrix(data, name=name)
     if arr.ndim == 2:
-        counts = (~np.isnan(arr)).sum(axis=1)
-        arr = np.where(counts > 0, np.nansum(arr, axis=1) / np.maximum(counts, 1), np.nan)
-    bad = np.flatnonzero(~np.isfinite(arr))
+        arr = item_means(arr)
+    bad = np.flatnonzero(np.isnan(arr))
     if bad.size:
-        what = "missing (NaN/None)" if np.isnan(arr[bad[0]]) else "infinite"
         raise ReliabilityError(
-            f"{name} has {bad.size} {what} value(s), first at index {int(bad[0])}: drop those items (a "
+            f"{name} has {bad.size} missing (NaN/None) value(s), first at index {int(bad[0])}: drop those items (a "
             "labelled item needs both its human label and its judge score)")
     return arr
-
-
-def _is_number(v: Any) -> bool:
-    try:
-        float(v)
-    except (TypeError, ValueError):
-        return False
-    return v is not None
 
 
 def _confidence(confidence: Any) -> float:

@@ -23,7 +23,7 @@ def reproduction_html(rep: Any) -> str:
         f"<style>{_CSS} td.num{{text-align:right;font-family:ui-monospace,monospace}} td.miss{{background:#ffebee}}"
         "</style></head><body>",
         "<h1>Seed 001 reproduced from the authors' data release</h1>",
-        f"<div class='meta'>{escape(paper_tables()['source'])}; SummEval reading {escape(rep.summeval_reading)!s}; "
+        f"<div class='meta'>{escape(paper_tables()['source'].rstrip('.'))}; SummEval reading {escape(rep.summeval_reading)!s}; "
         f"a cell reproduces when |ours - paper| &le; {TOLERANCE}</div>",
         f"<div class='banner {cls}'>Tables 2, 3, 4a, 4b, 6, 14, 15: {ok}/{n} cells reproduce; Table 5: {ok5}/{n5}; "
         f"Table 1: {ok1}/{n1} (the paper used every benchmark item, the release 25 per benchmark)</div>",

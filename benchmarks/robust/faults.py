@@ -147,6 +147,14 @@ def _freezing_server_class():
     return FreezingServer
 
 
+def _held_requests(server: Any) -> int:
+    """Requests the frozen server has received but not answered: the kill must find some in flight,
+    and on a loaded machine the client may not have sent its next request yet when the cache catches up."""
+    with server._lock:
+        received = len(server.log)
+    return received - len(server.answered)
+
+
 def _stored_entries(cache: Path) -> int:
     """Entries in the diskcache at ``cache`` (0 before the judging process created it)."""
     from pytest_judgerel.llm.cache_admin import cache_stats
@@ -190,7 +198,8 @@ def sigkill_resume_run(n_items: int = 120, kill_after: int = 40, concurrency: in
         while not server.frozen and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         stored_by = time.monotonic() + settle
-        while proc.poll() is None and time.monotonic() < stored_by and _stored_entries(cache) < len(server.answered):
+        while proc.poll() is None and time.monotonic() < stored_by and (
+                _stored_entries(cache) < len(server.answered) or not _held_requests(server)):
             time.sleep(0.05)
         killed = proc.poll() is None
         if killed:

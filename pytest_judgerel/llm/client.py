@@ -31,6 +31,10 @@ class LLMSettings:
 
     ``cache_backend`` is a shared store's URL (``redis://``, ``rediss://``, ``unix://``);
     when set (not None or "") it replaces the diskcache directory ``cache_dir``.
+    ``backend`` is the path to the wire (:mod:`pytest_judgerel.llm.wire`): ``auto`` (the HTTP fast
+    path for OpenAI-compatible endpoints, litellm otherwise), ``litellm`` or ``http``; its default
+    is the environment variable ``JUDGEREL_BACKEND`` (the session's ``--judgerel-backend`` reads the
+    same variable), else ``auto``.
     """
 
     cache_dir: str | os.PathLike[str] = ".judgerel_cache"
@@ -44,11 +48,14 @@ class LLMSettings:
     retry_after_cap: float = 30.0
     cache_backend: str | None = None
     run_id: str | None = None  # when set, the keys this client served are listed under it (see finish_run)
+    backend: str = field(default_factory=lambda: _env_backend())
 
     def __post_init__(self) -> None:
         from pytest_judgerel.llm.backend import check_mode
+        from pytest_judgerel.llm.wire import check_backend
 
         check_mode(self.cache_mode)
+        check_backend(self.backend)
         if self.cache_backend and (not isinstance(self.cache_backend, str) or "://" not in self.cache_backend):
             raise ConfigError("cache_backend must be a URL such as redis://host:6379/0 (or None for the "
                               f"diskcache directory), got a {type(self.cache_backend).__name__} without '://'")
@@ -63,6 +70,11 @@ class LLMSettings:
             raise ConfigError(f"max_attempts must be an int >= 1, got {self.max_attempts!r}")
 
 
+def _env_backend() -> str:
+    """``JUDGEREL_BACKEND`` (checked by LLMSettings), else ``auto``."""
+    return os.environ.get("JUDGEREL_BACKEND", "").strip() or "auto"
+
+
 @dataclass
 class CallStats:
     """Counters of one client.  Tokens and cost count upstream calls only (what this run spent).
@@ -70,7 +82,9 @@ class CallStats:
     ``calls`` = requests served; ``hits`` from the cache (or an identical request in
     flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
     requests that ended in an error; ``corrupt`` = cache entries found unreadable (each
-    answered again as a miss); ``wall_time`` = seconds spent in client calls.
+    answered again as a miss); ``http_calls`` / ``litellm_calls`` = upstream calls sent through
+    the HTTP fast path / through litellm (in-process models count as litellm); ``wall_time`` =
+    seconds spent in client calls.
     """
 
     calls: int = 0
@@ -82,6 +96,8 @@ class CallStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    http_calls: int = 0
+    litellm_calls: int = 0
     wall_time: float = 0.0
 
     def snapshot(self) -> "CallStats":
@@ -168,6 +184,8 @@ class LLMClient:
         self._known_cost_models: dict[str, bool] = {}
         self._missing_keys: dict[tuple[str, str | None], tuple[str, ...]] = {}
         self._used_keys: set[str] = set()
+        self._routes: dict[tuple[str, str | None], str] = {}
+        self._wire: Any = None  # the fast path's pooled HTTP client (pytest_judgerel.llm.wire), on first use
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
         _open_clients.add(self)
@@ -218,6 +236,8 @@ class LLMClient:
             self.flush_stats()
             self._write_used_keys()
         finally:
+            if self._wire is not None:
+                self._wire.close()
             if self._owns_backend and self._backend is not None:
                 self._backend.close()
                 self._backend = None
@@ -316,6 +336,8 @@ class LLMClient:
                 found = provider_base_url(request.model)
                 if found is not None:
                     batch[i] = replace(request, api_base=found[0])
+            if self.settings.backend == "http":
+                self._route(batch[i])  # a model the fast path cannot send is an error before any call
         return batch
 
     @staticmethod
@@ -517,31 +539,25 @@ class LLMClient:
         except Exception:
             return 0.0
 
+    def _route(self, request: LLMRequest) -> str:
+        """``"http"`` or ``"litellm"`` for this request (:func:`pytest_judgerel.llm.wire.route`), remembered
+        per model and server."""
+        slot = (request.model, request.api_base)
+        chosen = self._routes.get(slot)
+        if chosen is None:
+            from pytest_judgerel.llm.wire import route
+
+            chosen = self._routes[slot] = route(self.settings.backend, request.model, request.api_base)
+        return chosen
+
     async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
-        from pytest_judgerel.llm.litellm_setup import get_litellm
-        from pytest_judgerel.llm.retry import EmptyResponseError, classify_failure
-
-        if request.model.startswith("local/"):
-            from pytest_judgerel.llm.local import ensure_local_provider
-
-            ensure_local_provider()
-        litellm = get_litellm()
-        kwargs = self._litellm_kwargs(request, key)
-        from pytest_judgerel.llm.litellm_setup import is_custom_provider
-
-        if request.api_key is None and not is_custom_provider(request.model) \
-                and self._missing_env_keys(litellm, request):
-            if request.api_base:
-                # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
-                # OpenAI client refuses to call without one: send a placeholder (never a real key)
-                kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
-            else:  # the provider's own endpoint without a key: say so, send nothing
-                from pytest_judgerel.errors import MissingKeyError
-
-                self.stats.errors += 1
-                raise MissingKeyError(
-                    f"model {request.model!r} needs an API key and none is configured (not retryable): "
-                    f"{self._key_hint(litellm, request)}; no request was sent (test {request.test_name})")
+        """One call upstream through the request's path, with the shared retries and accounting."""
+        if self._route(request) == "http":
+            send, hint = self._http_sender(request)
+            self.stats.http_calls += 1
+        else:
+            send, hint = self._litellm_sender(request, key)
+            self.stats.litellm_calls += 1
         runtime = _runtime()
         settings = self.settings
         attempt = 0
@@ -551,18 +567,14 @@ class LLMClient:
             async with runtime.semaphore(settings.max_concurrency):
                 started = time.perf_counter()
                 try:
-                    # litellm enforces `timeout` per request; this outer bound only guards providers that ignore it
-                    async with _deadline(kwargs["timeout"] * 1.5 + 5.0):
-                        raw = await litellm.acompletion(**kwargs)
-                    choice = raw.choices[0] if raw.choices else None
-                    text = getattr(getattr(choice, "message", None), "content", None)
-                    if not isinstance(text, str) or not text.strip():
-                        raise EmptyResponseError(f"model {request.model} returned empty content")
+                    reply = await send()
                     latency = time.perf_counter() - started
                     failure = None
                 except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                     raise
                 except BaseException as exc:  # noqa: BLE001 - classified below
+                    from pytest_judgerel.llm.retry import classify_failure
+
                     failure = classify_failure(exc)
                     error = exc
             if failure is None:
@@ -572,7 +584,7 @@ class LLMClient:
                 status = f"HTTP {failure.status}" if failure.status else failure.kind
                 why = "not retryable" if not failure.retryable else f"gave up after {attempt} attempts"
                 if failure.kind == "auth":
-                    why += f"; missing or rejected key: {self._key_hint(litellm, request)}"
+                    why += f"; missing or rejected key: {hint()}"
                 # ``from None``: the provider's traceback would show litellm's frame arguments
                 # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
                 raise LLMCallError(
@@ -581,13 +593,96 @@ class LLMClient:
                 ) from None
             self.stats.retries += 1
             await asyncio.sleep(self._retry.delay(attempt, failure.retry_after))
-        usage_obj = getattr(raw, "usage", None)
-        usage = {name: int(getattr(usage_obj, name, 0) or 0)
-                 for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-        cost = self._cost(litellm, raw, request.model)
+        usage, cost = reply.usage, reply.cost
         self.stats.prompt_tokens += usage["prompt_tokens"]
         self.stats.completion_tokens += usage["completion_tokens"]
         self.stats.cost += cost
-        return LLMResponse(text=str(text), model=str(getattr(raw, "model", "") or request.model), usage=usage,
-                           cost=cost, latency=latency, cached=False, key=key, timestamp=time.time(),
-                           attempts=attempt)
+        return LLMResponse(text=str(reply.text), model=reply.model, usage=usage, cost=cost, latency=latency,
+                           cached=False, key=key, timestamp=time.time(), attempts=attempt)
+
+    def _missing_key_error(self, request: LLMRequest, hint: str) -> Exception:
+        from pytest_judgerel.errors import MissingKeyError
+
+        self.stats.errors += 1
+        return MissingKeyError(
+            f"model {request.model!r} needs an API key and none is configured (not retryable): "
+            f"{hint}; no request was sent (test {request.test_name})")
+
+    def _http_sender(self, request: LLMRequest) -> tuple[Any, Any]:
+        """The fast path's attempt (:mod:`pytest_judgerel.llm.wire`) and its key hint."""
+        from pytest_judgerel.llm.retry import EmptyResponseError
+        from pytest_judgerel.llm.wire import WIRE_PROVIDERS, WireTransport
+
+        variable = WIRE_PROVIDERS[request.model.partition("/")[0]]
+
+        def hint() -> str:
+            if request.api_base:
+                return f"set JUDGEREL_API_KEY to the key of {request.api_base}"
+            return f"set the environment variable {variable}" + ("" if os.environ.get(variable) else
+                                                                 " (not set in this process)")
+
+        api_key = request.api_key or os.environ.get(variable) or None
+        if api_key is None:
+            if not request.api_base:  # the provider's own endpoint without a key: say so, send nothing
+                raise self._missing_key_error(request, hint())
+            api_key = PLACEHOLDER_KEY  # a local server usually needs none (the litellm path does the same)
+        if self._wire is None:
+            self._wire = WireTransport()
+        wire = self._wire
+        timeout = request.timeout if request.timeout is not None else self.settings.timeout
+        from pytest_judgerel.llm.prices import call_cost
+
+        async def send() -> _Reply:
+            async with _deadline(timeout * 1.5 + 5.0):  # httpx's timeout is per read, this one per call
+                reply = await wire.send(request, api_key, timeout)
+            if not isinstance(reply.text, str) or not reply.text.strip():
+                raise EmptyResponseError(f"model {request.model} returned empty content")
+            return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage))
+
+        return send, hint
+
+    def _litellm_sender(self, request: LLMRequest, key: str) -> tuple[Any, Any]:
+        """litellm's attempt and its key hint (the reference path: every provider litellm knows)."""
+        from pytest_judgerel.llm.litellm_setup import get_litellm, is_custom_provider
+        from pytest_judgerel.llm.retry import EmptyResponseError
+
+        if request.model.startswith("local/"):
+            from pytest_judgerel.llm.local import ensure_local_provider
+
+            ensure_local_provider()
+        litellm = get_litellm()
+        kwargs = self._litellm_kwargs(request, key)
+        if request.api_key is None and not is_custom_provider(request.model) \
+                and self._missing_env_keys(litellm, request):
+            if request.api_base:
+                # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
+                # OpenAI client refuses to call without one: send a placeholder (never a real key)
+                kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
+            else:  # the provider's own endpoint without a key: say so, send nothing
+                raise self._missing_key_error(request, self._key_hint(litellm, request))
+
+        async def send() -> _Reply:
+            # litellm enforces `timeout` per request; this outer bound only guards providers that ignore it
+            async with _deadline(kwargs["timeout"] * 1.5 + 5.0):
+                raw = await litellm.acompletion(**kwargs)
+            choice = raw.choices[0] if raw.choices else None
+            text = getattr(getattr(choice, "message", None), "content", None)
+            if not isinstance(text, str) or not text.strip():
+                raise EmptyResponseError(f"model {request.model} returned empty content")
+            usage_obj = getattr(raw, "usage", None)
+            usage = {name: int(getattr(usage_obj, name, 0) or 0)
+                     for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
+            return _Reply(text, str(getattr(raw, "model", "") or request.model), usage,
+                          self._cost(litellm, raw, request.model))
+
+        return send, lambda: self._key_hint(litellm, request)
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """One successful attempt, whichever path sent it."""
+
+    text: str
+    model: str
+    usage: dict[str, int]
+    cost: float

@@ -5,7 +5,9 @@ Full jitter (Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog 20
 ``Retry-After`` (seconds) replaces the jittered delay when larger, capped at
 ``retry_after_cap``.  Retryable: HTTP 408/409/429/5xx, timeouts, connection
 errors, malformed responses and empty content.  Everything else (400, 401, 403,
-404, 422, ...) fails at once.
+404, 422, ...) fails at once; 401 and 403 (and litellm's missing-key messages) are
+classified ``auth``.  The same rules serve litellm's exceptions and the fast path's
+(httpx's timeouts and transport errors, :class:`~pytest_judgerel.llm.wire.WireHTTPError`).
 """
 
 from __future__ import annotations
@@ -94,14 +96,17 @@ def classify_failure(exc: BaseException) -> FailureInfo:
     if not isinstance(status, int):
         status = getattr(getattr(exc, "response", None), "status_code", None)
         status = status if isinstance(status, int) else None
-    if _MISSING_KEY.search(message) or names & {"AuthenticationError", "PermissionDeniedError"}:
+    if _MISSING_KEY.search(message) or names & {"AuthenticationError", "PermissionDeniedError"} \
+            or status in (401, 403):
         # a missing or rejected key never fixes itself (litellm reports a missing key as a 500)
         return FailureInfo(False, status or 401, message, "auth")
-    if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}:
+    if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout", "TimeoutException"}:
         return FailureInfo(True, status or 408, message, "timeout")
-    if names & {"APIConnectionError", "ConnectionError", "ConnectError", "RemoteProtocolError"}:
+    if names & {"APIConnectionError", "ConnectionError", "ConnectError", "RemoteProtocolError", "NetworkError",
+                 "ProtocolError"}:
         return FailureInfo(True, status, message, "connection")
-    if names & {"JSONDecodeError"} or "Unterminated string" in message or "Expecting value" in message:
+    if names & {"JSONDecodeError", "MalformedResponseError"} or "Unterminated string" in message \
+            or "Expecting value" in message:
         return FailureInfo(True, status, message, "malformed")
     if status is not None:
         retryable = status in _RETRYABLE_STATUS or status >= 500

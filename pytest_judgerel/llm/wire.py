@@ -1,0 +1,241 @@
+"""The HTTP fast path: OpenAI-compatible chat completions without litellm.
+
+Against a user's own server (vLLM, llama.cpp, Ollama's ``/v1``, LM Studio) at low latency and high
+concurrency, litellm's per-call work (about 3 ms of CPU here, on top of ~1.5 ms for the HTTP
+exchange itself) sets the pace.  This path sends the same request body litellm would send,
+``POST {api_base}/chat/completions``, with one pooled ``httpx.AsyncClient`` per client, and reads
+the JSON reply itself.  Everything around the wire stays shared with the litellm path: cache keys
+(computed from the :class:`~pytest_judgerel.llm.request.LLMRequest`, so a cassette recorded through
+one path replays through the other), retries and their classification
+(:func:`~pytest_judgerel.llm.retry.classify_failure`), the key rules, and cost accounting (litellm's
+own price table, read as data: :mod:`pytest_judgerel.llm.prices`).
+
+Which path a call takes (``--judgerel-backend``, :data:`BACKENDS`):
+
+* ``auto`` (default): this path for the OpenAI-compatible providers :data:`WIRE_PROVIDERS`
+  (``openai/...``, ``hosted_vllm/...``), except OpenAI's own endpoint for the reasoning models
+  whose parameters litellm rewrites (``o1``..., ``gpt-5``...); litellm for every other provider;
+* ``litellm``: litellm for every call (the reference path);
+* ``http``: this path for every remote call; a provider it does not speak is a configuration
+  error before anything is sent.
+
+In-process models (``local/...``, ``scripted/...``) have no wire and always run in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pytest_judgerel.errors import ConfigError
+
+__all__ = ["BACKENDS", "WIRE_PROVIDERS", "OPENAI_BASE", "check_backend", "route", "chat_body", "WireReply",
+           "WireHTTPError", "MalformedResponseError", "WireTransport"]
+
+BACKENDS = ("auto", "litellm", "http")
+#: providers whose endpoint speaks OpenAI's ``/chat/completions`` (litellm's names), with the
+#: environment variable each reads a key from when the request carries none
+WIRE_PROVIDERS: dict[str, str] = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
+#: the ``openai`` provider's endpoint when the request names no server
+OPENAI_BASE = "https://api.openai.com/v1"
+# OpenAI's reasoning models: litellm maps max_tokens to max_completion_tokens and drops
+# temperature for them, so on OpenAI's own endpoint auto leaves them to litellm
+_REWRITTEN = re.compile(r"^(o\d|gpt-5)")
+
+
+def check_backend(value: Any) -> str:
+    """``value`` if it is one of :data:`BACKENDS`, else a ConfigError naming them."""
+    if value not in BACKENDS:
+        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, got {value!r}")
+    return value
+
+
+def route(backend: str, model: str, api_base: str | None) -> str:
+    """``"http"`` or ``"litellm"``: the path a call to ``model`` at ``api_base`` takes under ``backend``
+    (module docstring).  In-process models answer through litellm's custom-provider hook."""
+    from pytest_judgerel.llm.endpoint import is_in_process
+
+    if backend == "litellm" or is_in_process(model):
+        return "litellm"
+    provider, _, name = model.partition("/")
+    speaks = bool(name) and provider in WIRE_PROVIDERS
+    if backend == "http":
+        if not speaks:
+            raise ConfigError(
+                f"backend 'http' speaks OpenAI-compatible endpoints only (model prefixes "
+                f"{', '.join(p + '/' for p in WIRE_PROVIDERS)}), not model {model!r}: use --judgerel-backend=auto "
+                "(this model then goes through litellm) or name it as openai/<name> if its server is "
+                "OpenAI-compatible")
+        if provider == "hosted_vllm" and not api_base:
+            raise ConfigError(f"model {model!r} needs an api_base (the vLLM server's URL)")
+        return "http"
+    if not speaks or (provider == "hosted_vllm" and not api_base):
+        return "litellm"
+    if api_base is None and _REWRITTEN.match(name):
+        return "litellm"
+    return "http"
+
+
+def chat_body(request: Any) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request``: what litellm's OpenAI provider
+    sends for the same call (the model without its provider prefix, role and content of each
+    message, the sampling parameters that are set, the grammar at top level as llama.cpp reads it,
+    ``extra_params`` merged, an ``extra_body`` among them merged into the body)."""
+    body: dict[str, Any] = {
+        "model": request.model.partition("/")[2],
+        "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
+    }
+    for name in ("temperature", "top_p", "max_tokens", "seed"):
+        value = getattr(request, name)
+        if value is not None:
+            body[name] = value
+    if request.stop is not None:
+        body["stop"] = list(request.stop)
+    if request.response_format is not None:
+        body["response_format"] = dict(request.response_format)
+    if request.tools is not None:
+        body["tools"] = [dict(t) for t in request.tools]
+    if request.grammar is not None:
+        body["grammar"] = request.grammar
+    if request.extra_params:
+        extra = dict(request.extra_params)
+        extra_body = extra.pop("extra_body", None)
+        body.update(extra)
+        if isinstance(extra_body, Mapping):
+            body.update(extra_body)
+    return body
+
+
+class WireHTTPError(Exception):
+    """The server answered with an HTTP error status (``status_code``, ``headers`` for Retry-After)."""
+
+    def __init__(self, status_code: int, message: str, headers: Mapping[str, str] | None = None):
+        super().__init__(message)
+        self.status_code = status_code
+        self.headers = dict(headers or {})
+
+
+class MalformedResponseError(Exception):
+    """A 200 reply that is not a chat completion (retryable, like a truncated JSON body)."""
+
+
+@dataclass(frozen=True)
+class WireReply:
+    """What one successful exchange returned: the reply text, the model the server reported and its
+    token usage (``prompt_tokens``, ``completion_tokens``, ``total_tokens``)."""
+
+    text: Any
+    model: str
+    usage: dict[str, int]
+
+
+def _error_message(status: int, content: bytes) -> str:
+    """The server's own error text (OpenAI's ``{"error": {"message": ...}}`` or the body's start)."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict) and error.get("message"):
+            return f"HTTP {status}: {str(error['message'])[:500]}"
+        if isinstance(error, str):
+            return f"HTTP {status}: {error[:500]}"
+    text = content[:300].decode("utf-8", "replace").strip()
+    return f"HTTP {status}: {text or 'no body'}"
+
+
+def parse_reply(content: bytes, fallback_model: str) -> WireReply:
+    """A :class:`WireReply` from a 200 body; a body that is not a chat completion raises
+    :class:`MalformedResponseError` (a JSON error raises ``json.JSONDecodeError``)."""
+    data = json.loads(content)
+    try:
+        choice = data["choices"][0]
+        text = choice["message"].get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise MalformedResponseError(f"the reply is not a chat completion: {content[:200]!r}") from None
+    usage_in = data.get("usage") or {}
+    usage = {name: int(usage_in.get(name) or 0) if isinstance(usage_in, dict) else 0
+             for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    return WireReply(text=text, model=str(data.get("model") or fallback_model), usage=usage)
+
+
+class WireTransport:
+    """One pooled ``httpx.AsyncClient`` (opened on first use, on the loop that uses it) and the
+    per-server URLs and per-key headers, built once."""
+
+    def __init__(self) -> None:
+        self._client: Any = None
+        self._loop: Any = None
+        self._urls: dict[str, str] = {}
+        self._headers: dict[str, dict[str, str]] = {}
+
+    def _http(self) -> Any:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            import httpx
+
+            # the process semaphore bounds the calls in flight; the pool only keeps connections warm
+            self._client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+                                             follow_redirects=False)
+            self._loop = loop
+        return self._client
+
+    def url(self, api_base: str | None) -> str:
+        base = api_base or OPENAI_BASE
+        url = self._urls.get(base)
+        if url is None:
+            url = self._urls[base] = base.rstrip("/") + "/chat/completions"
+        return url
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        headers = self._headers.get(api_key)
+        if headers is None:
+            headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
+                       "Accept": "application/json"}
+            organization = os.environ.get("OPENAI_ORGANIZATION")
+            if organization:
+                headers["OpenAI-Organization"] = organization
+            self._headers[api_key] = headers
+        return headers
+
+    async def send(self, request: Any, api_key: str, timeout: float) -> WireReply:
+        """One exchange: POST the body, raise :class:`WireHTTPError` on an error status, parse the reply."""
+        content = json.dumps(chat_body(request), ensure_ascii=False).encode("utf-8")
+        response = await self._http().post(self.url(request.api_base), content=content,
+                                           headers=self.headers(api_key), timeout=timeout)
+        body = response.content
+        if response.status_code >= 400:
+            raise WireHTTPError(response.status_code, _error_message(response.status_code, body), response.headers)
+        return parse_reply(body, request.model.partition("/")[2])
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    def close(self) -> None:
+        """Close the pool on its loop when that loop still runs (else its sockets close with the process)."""
+        client, loop = self._client, self._loop
+        if client is None or loop is None or loop.is_closed() or not loop.is_running():
+            self._client = None
+            return
+        import asyncio
+
+        self._client = None
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:  # called on the loop itself: close in the background, never block it
+            loop.create_task(client.aclose())
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(5)
+        except Exception:
+            pass

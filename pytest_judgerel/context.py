@@ -109,7 +109,7 @@ class SessionContext:
                     LLMSettings(cache_dir=s.cache_dir if s.cache_dir is not None else ".judgerel_cache",
                                 cache_mode=s.cache_mode, max_concurrency=s.max_concurrency,
                                 rpm=s.rpm, timeout=s.timeout, max_attempts=s.max_attempts,
-                                cache_backend=s.cache_backend, run_id=self.run_id),
+                                cache_backend=s.cache_backend, run_id=self.run_id, backend=s.backend),
                     endpoint=self.endpoint_or_none(),
                 )
                 self._client.progress = self.progress

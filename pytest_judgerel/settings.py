@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from .llm.backend import CACHE_MODES
 from .llm.endpoint import CONSTRAIN_MODES, check_api_base
+from .llm.wire import BACKENDS
 
 __all__ = ["Settings", "Opt", "OPTIONS", "resolve", "settings_from_env"]
 
@@ -110,6 +111,10 @@ class Settings:
                              type=float, check=_positive)
     timeout: float = _opt("--judgerel-timeout", "timeout of one model call in seconds (default 120)", 120.0,
                           type=float, check=_positive)
+    backend: str = _opt(
+        "--judgerel-backend", "path to the wire: auto (default: the HTTP fast path for OpenAI-compatible "
+        "endpoints, openai/ and hosted_vllm/; litellm for other providers) | litellm (every call) | http (every "
+        "remote call; another provider is an error)", "auto", choices=BACKENDS, env="JUDGEREL_BACKEND")
     max_attempts: int = _opt("--judgerel-max-attempts", "attempts per call on 429/5xx/timeouts (default 4)", 4,
                              type=int, check=_at_least(1))
     cache_dir: str | None = _opt("--judgerel-cache-dir", "cache directory, relative to the rootdir (default: "

@@ -107,6 +107,54 @@ def bare_litellm_cpu_per_call(url: str, n: int, concurrency: int, model: str = "
     return asyncio.run(run())
 
 
+def raw_httpx_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: str = "sk-bench",
+                  warmup: int | None = None) -> tuple[float, float]:
+    """(CPU seconds per call, wall seconds) of raw ``httpx.AsyncClient`` calls, the project's anchor
+    for the wire: each body JSON-encoded, POSTed to ``{url}/chat/completions`` under a semaphore of
+    ``concurrency`` and its reply's ``choices[0].message.content`` read; no cache, no retries (the
+    least any client must do per call).  Measured in a fresh event loop after ``warmup`` calls."""
+    import asyncio
+
+    import httpx
+
+    endpoint = url.rstrip("/") + "/chat/completions"
+    headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+
+    async def run() -> tuple[float, float]:
+        sem = asyncio.Semaphore(concurrency)
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+                                     timeout=60) as client:
+            async def one(body: dict) -> str:
+                async with sem:
+                    r = await client.post(endpoint, content=json.dumps(body, ensure_ascii=False).encode(),
+                                          headers=headers)
+                    r.raise_for_status()
+                    return json.loads(r.content)["choices"][0]["message"]["content"]
+
+            await asyncio.gather(*(one(bodies[i % len(bodies)]) for i in range(warmup or concurrency)))
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = await asyncio.gather(*(one(b) for b in bodies))
+            assert len(out) == len(bodies) and all(out)
+            return (time.process_time() - c0) / len(bodies), time.perf_counter() - t0
+
+    return asyncio.run(run())
+
+
+def bodies_of(calls: Sequence[dict], n: int | None = None) -> list[dict]:
+    """Chat-completion bodies (what the fast path sends) of ``calls`` (dicts of ``model``, ``messages``
+    and sampling parameters, as :func:`calls_from_cache` returns), the first ``n`` (cycling)."""
+    from pytest_judgerel.llm.request import LLMRequest
+    from pytest_judgerel.llm.wire import chat_body
+
+    n = len(calls) if n is None else n
+    out = []
+    for i in range(n):
+        c = calls[i % len(calls)]
+        out.append(chat_body(LLMRequest(model=c["model"], messages=c["messages"], temperature=c.get("temperature"),
+                                        top_p=c.get("top_p"), max_tokens=c.get("max_tokens"), seed=c.get("seed"))))
+    return out
+
+
 def calls_from_cache(cache_dir: str | os.PathLike, limit: int | None = None) -> list[dict]:
     """The calls recorded in a cache as ``litellm.acompletion`` keyword dicts (for the bare loop)."""
     from pytest_judgerel.llm.cache import open_backend

@@ -31,6 +31,20 @@ CALLS_KEY = pytest.StashKey[dict]()
 MARKER_ERRORS_KEY = pytest.StashKey[list]()
 
 
+def _wire_of(backend: str, endpoint: Any) -> str:
+    """Which path the session model's calls take under ``backend`` (for the header)."""
+    from ..errors import ConfigError
+    from ..llm.wire import route
+
+    if endpoint.in_process:
+        return "runs in this process"
+    try:
+        via = route(backend, endpoint.model, endpoint.api_base)
+    except ConfigError as exc:
+        return f"error: {exc}"
+    return "HTTP fast path" if via == "http" else "litellm"
+
+
 def session_of(config: pytest.Config) -> "JudgerelSession":
     """The judgerel session of ``config`` (the one accessor the fixtures use)."""
     return config.stash[SESSION_KEY]
@@ -75,11 +89,19 @@ class JudgerelSession:
             self.progress = JudgeProgress.from_config(config)
         self.context.progress = self.progress
         try:  # resolved now, from the environment as the session starts (never a test's monkeypatch)
-            self.context.endpoint
+            endpoint = self.context.endpoint
         except ConfigError as exc:
             if self.settings.model or self.settings.api_base:
                 # a configured endpoint that cannot work is a usage error now, not an error in every test
                 raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
+        else:
+            if not endpoint.in_process:
+                from ..llm.wire import route
+
+                try:  # --judgerel-backend=http with a provider it does not speak: say so before any test
+                    route(self.settings.backend, endpoint.model, endpoint.api_base)
+                except ConfigError as exc:
+                    raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
 
     # ------------------------------------------------------------ endpoint and client (the context's)
     @property
@@ -243,7 +265,8 @@ class JudgerelSession:
                      + (f" endpoint={ep.api_base} ({ep.base_source})" if ep.api_base else "")
                      + (", used by judges that name no model of their own" if ep.source == "embedded default"
                         else ""))
-        lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir}"
+        lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir} backend={s.backend}"
+                 + (f" ({_wire_of(s.backend, ep)})" if ep is not None else "")
                  + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
         if ep is not None and ep.embedded:
             from ..llm.endpoint import EMBEDDED_LABEL

@@ -17,11 +17,11 @@ from .schema import REPORT_SCHEMA_ID, REPORT_VERSION
 SCHEMA = REPORT_SCHEMA_ID
 VERSION = REPORT_VERSION
 _SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "constrain", "cache_mode",
-                  "max_concurrency", "rpm", "timeout", "max_attempts", "max_parse_failures", "report_only",
+                  "max_concurrency", "rpm", "timeout", "max_attempts", "backend", "max_parse_failures", "report_only",
                   "require_stable",
                   "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise")
 CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "corrupt", "prompt_tokens", "completion_tokens",
-             "cost")
+             "cost", "http_calls", "litellm_calls")
 
 
 @dataclass(frozen=True)

@@ -87,9 +87,18 @@ def totals_line(totals: Mapping[str, Any]) -> str:
             f"{totals.get('misses', 0)}, hit rate {format(hit, '.0%') if hit is not None else '-'}), "
             f"retries {totals.get('retries', 0)}, errors {totals.get('errors', 0)}, "
             + (f"corrupt cache entries {totals['corrupt']} (answered again), " if totals.get("corrupt") else "")
+            + _wire_text(totals)
             + f"cost ${float(totals.get('cost', 0) or 0):.4f}, parse failures {totals.get('parse_failures', 0)}; "
             f"metrics {totals.get('metrics', 0)} in {totals.get('tests', 0)} tests, "
             f"{totals.get('failed_metrics', 0)} below threshold" + _repeated_text(totals.get("repeated")))
+
+
+def _wire_text(totals: Mapping[str, Any]) -> str:
+    """Which path the upstream calls took (the HTTP fast path or litellm), when any were made."""
+    http, via_litellm = int(totals.get("http_calls", 0) or 0), int(totals.get("litellm_calls", 0) or 0)
+    if not http and not via_litellm:
+        return ""
+    return f"upstream via http {http}, via litellm {via_litellm}, "
 
 
 def _repeated_text(repeated: Mapping[str, Any] | None) -> str:

@@ -7,8 +7,9 @@ FakeLLMServer (own process, 50 ms latency, replies on the scale named in the pro
 
 Goal: wall time within 1.25x of the critical path.  The bound is the larger of
   * the latency bound  calls / concurrency x latency, and
-  * the CPU floor      calls x (CPU per call of a bare ``litellm.acompletion`` loop with the same
-                       concurrency, measured in this run on a sample) / 1 core (one event loop).
+  * the CPU floor      calls x (CPU per call of raw ``httpx.AsyncClient`` calls with the study's own
+                       request bodies and the same concurrency, measured in this run on a sample)
+                       / 1 core (one event loop): the least any client must spend per call.
 
 ``--profile`` adds a cProfile of both the caller thread and the LLM loop thread and prints where
 the time goes.  Run: python benchmarks/bench_scale_study.py [--items 150] [--latency 0.05]
@@ -44,7 +45,7 @@ def main() -> int:
     ap.add_argument("--judges", type=int, default=6)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--latency", type=float, default=0.05)
-    ap.add_argument("--sample", type=int, default=1000, help="calls of the bare litellm loop (CPU floor)")
+    ap.add_argument("--sample", type=int, default=1000, help="calls of the raw httpx loop (CPU floor)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--top", type=int, default=25, help="rows of the profile listing")
     ap.add_argument("--cache", choices=["temp", "off"], default="temp",
@@ -55,18 +56,18 @@ def main() -> int:
     try:
         from pytest_judgerel import Judge
         from pytest_judgerel.llm import LLMClient, LLMSettings
+        from pytest_judgerel.llm.wire import chat_body
 
         conc = LLMSettings().max_concurrency  # the default
         items = study_items(args.items)
         models = [f"openai/judge-{j}" for j in range(args.judges)]
-        # the CPU floor on the same calls: the study's own requests (items x scales x models) replayed bare
-        probe = Judge(model=models[0], template="stsb", api_base=url, api_key="sk-bench")
+        # the CPU floor on the same calls: the study's own request bodies (items x scales x models), raw httpx
         sample = []
         for i in range(args.sample):
-            req = probe._request(items[i % len(items)], scale=probe._judge_scale(SCALES[i % len(SCALES)]))
-            sample.append({"model": models[i % len(models)], "messages": [dict(m) for m in req.messages],
-                           "temperature": req.temperature, "max_tokens": req.max_tokens})
-        cpu_per_call, bare_wall = servers.bare_litellm_cpu_per_call(url, args.sample, conc, calls=sample)
+            probe = Judge(model=models[i % len(models)], template="stsb", api_base=url, api_key="sk-bench")
+            sample.append(chat_body(probe._request(items[i % len(items)],
+                                                   scale=probe._judge_scale(SCALES[i % len(SCALES)]))))
+        cpu_per_call, raw_wall = servers.raw_httpx_run(url, sample, conc)
         calls = args.items * len(SCALES) * args.judges * args.repeats
         with tempfile.TemporaryDirectory(prefix="judgerel-scale-study-") as cache:
             client = LLMClient(LLMSettings(cache_dir=cache, cache_mode="record" if args.cache == "temp" else "off"))
@@ -100,34 +101,21 @@ def main() -> int:
           f"= {calls} calls, latency {args.latency * 1000:.0f} ms, concurrency {conc}, load {os.getloadavg()[0]:.2f}")
     print(f"  upstream calls {stats.misses}, hits {stats.hits}, retries {stats.retries}, rated cells {cells}/{calls}")
     print(f"  wall {wall:.2f} s, process CPU {cpu:.2f} s ({cpu / calls * 1000:.2f} ms/call)")
-    print(f"  latency bound {latency_bound:.2f} s; bare litellm.acompletion CPU/call {cpu_per_call * 1000:.2f} ms "
-          f"({args.sample} of the study's calls, wall {bare_wall:.2f} s) -> CPU floor {floor:.2f} s; bound = {bound:.2f} s")
+    print(f"  latency bound {latency_bound:.2f} s; raw httpx CPU/call {cpu_per_call * 1000:.2f} ms "
+          f"({args.sample} of the study's calls, wall {raw_wall:.2f} s) -> CPU floor {floor:.2f} s; bound = {bound:.2f} s")
     ok = ratio <= GOAL and cells == calls and stats.misses == calls
     print(f"scale_study_wall_vs_bound: {ratio:.2f}x (wall {wall:.1f} s, bound {bound:.1f} s = max(latency "
           f"{latency_bound:.1f} s, cpu floor {floor:.1f} s)) goal<={GOAL}x {'PASS' if ok else 'FAIL'}")
-    # the same bare loop's wall per call includes today's machine load (other processes on the cores)
-    loaded_floor = calls * bare_wall / args.sample
+    # the same raw loop's wall per call includes today's machine load (other processes on the cores)
+    loaded_floor = calls * raw_wall / args.sample
     loaded_bound = max(latency_bound, loaded_floor)
-    print(f"  info: bare loop wall/CPU = {bare_wall / (cpu_per_call * args.sample):.2f} (1.0 on an idle core); "
-          f"load-adjusted bound max(latency, calls x bare wall/call) = {loaded_bound:.1f} s -> "
+    print(f"  info: raw loop wall/CPU = {raw_wall / (cpu_per_call * args.sample):.2f} (1.0 on an idle core); "
+          f"load-adjusted bound max(latency, calls x raw wall/call) = {loaded_bound:.1f} s -> "
           f"wall/adjusted bound = {wall / loaded_bound:.2f}x")
-    print(f"scale_study_overhead_vs_bare_litellm: CPU/call {cpu / calls * 1000:.2f} ms vs {cpu_per_call * 1000:.2f} ms "
+    print(f"  info: CPU/call {cpu / calls * 1000:.2f} ms vs raw httpx {cpu_per_call * 1000:.2f} ms "
           f"= {cpu / calls / cpu_per_call:.2f}x")
     if profilers:
-        import io
-        import pstats
-
-        for name, prof in zip(("caller thread", "LLM loop thread"), profilers):
-            buf = io.StringIO()
-            st = pstats.Stats(prof, stream=buf)
-            total = sum(v[2] for v in st.stats.values())
-            print(f"---- profile: {name}: {total:.2f} s thread CPU ({total / calls * 1000:.2f} ms/call); "
-                  "pytest_judgerel functions by cumulative CPU:")
-            ours = sorted(((v[3], k) for k, v in st.stats.items() if "pytest_judgerel" in k[0]), reverse=True)[:args.top]
-            for cum, (fn, line, func) in ours:
-                print(f"  {cum:8.2f} s {cum / calls * 1000:6.3f} ms/call  {fn.split('pytest_judgerel/')[-1]}:{line}({func})")
-            st.sort_stats("tottime").print_stats(args.top)
-            print("  by own time:\n" + buf.getvalue()[:5000])
+        profiling.print_thread_profiles(profilers, ("caller thread", "LLM loop thread"), calls, args.top)
     return 0 if ok else 1
 
 

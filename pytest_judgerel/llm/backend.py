@@ -49,7 +49,7 @@ class CacheBackend:
     """What the client needs from a cache store.  Values are JSON-able dicts.
 
     Implement ``get``, ``set``, ``delete``, ``iter_entries``, ``key_lock`` and
-    ``close``; ``incr_stats``/``read_stats``/``size_bytes`` are optional.
+    ``close``; ``set_many``/``incr_stats``/``read_stats``/``size_bytes`` are optional.
     """
 
     def get(self, key: str) -> dict | None:  # pragma: no cover - interface
@@ -69,6 +69,11 @@ class CacheBackend:
 
     def close(self) -> None:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """Store several entries (a backend that can groups them in one transaction or round trip)."""
+        for key, entry in entries.items():
+            self.set(key, entry)
 
     def incr_stats(self, hits: int, misses: int) -> None:
         return None

@@ -186,6 +186,7 @@ class LLMClient:
         self._used_keys: set[str] = set()
         self._routes: dict[tuple[str, str | None], str] = {}
         self._wire: Any = None  # the fast path's pooled HTTP client (pytest_judgerel.llm.wire), on first use
+        self._writes: Any = None  # answers waiting to be stored (pytest_judgerel.llm.write_behind)
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
         _open_clients.add(self)
@@ -227,12 +228,27 @@ class LLMClient:
         except OSError:
             pass  # bookkeeping for `cache export --last-run` only; never fails a run
 
+    def _flush_writes(self) -> None:
+        """Store the answers still waiting, on the loop thread while it runs (at close)."""
+        writes = self._writes
+        if writes is None or not len(writes):
+            return
+        runtime = _runtime()
+        if runtime.loop.is_running() and threading.current_thread() is not runtime.thread:
+            async def flush() -> None:
+                writes.flush()
+
+            runtime.submit(flush()).result(60)
+        else:
+            writes.flush()
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         _open_clients.discard(self)
         try:
+            self._flush_writes()
             self.flush_stats()
             self._write_used_keys()
         finally:
@@ -270,7 +286,7 @@ class LLMClient:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
         start = time.perf_counter()
-        future = runtime.submit(self._gather(batch))
+        future = runtime.submit(self._run_batch(batch))
         try:
             results = future.result()
         except BaseException:
@@ -288,9 +304,9 @@ class LLMClient:
         start = time.perf_counter()
         try:
             if asyncio.get_running_loop() is runtime.loop:
-                results = await self._gather(batch)
+                results = await self._run_batch(batch)
             else:
-                results = await asyncio.wrap_future(runtime.submit(self._gather(batch)))
+                results = await asyncio.wrap_future(runtime.submit(self._run_batch(batch)))
         finally:
             self.stats.wall_time += time.perf_counter() - start
         return self._finish(results, return_exceptions)
@@ -348,6 +364,14 @@ class LLMClient:
                     raise result
         return list(results)
 
+    async def _run_batch(self, batch: Sequence[LLMRequest]) -> list[Any]:
+        """Serve a batch; its answers are stored before it returns (an error storing them is raised)."""
+        try:
+            return await self._gather(batch)
+        finally:
+            if self._writes is not None:
+                self._writes.flush()
+
     async def _gather(self, batch: Sequence[LLMRequest]) -> list[Any]:
         progress = self.progress
         if progress is None:
@@ -395,10 +419,7 @@ class LLMClient:
             return await self._call_upstream(request, key)
         self._used_keys.add(key)
         backend = self.backend
-        corrupt_before = getattr(backend, "corrupt", 0)
-        entry = backend.get(key)
-        if getattr(backend, "corrupt", 0) != corrupt_before:
-            stats.corrupt += 1
+        entry = self._lookup(backend, key)
         if self._usable(entry):
             stats.hits += 1
             return self._from_entry(entry, key)
@@ -428,13 +449,29 @@ class LLMClient:
         task.add_done_callback(forget)
         return await asyncio.shield(task)
 
+    def _lookup(self, backend: Any, key: str) -> dict | None:
+        """The entry for ``key``: an answer waiting to be stored, else the backend's (a corrupt
+        one counted)."""
+        writes = self._writes
+        if writes is not None:
+            waiting = writes.get(key)
+            if waiting is not None:
+                return dict(waiting)
+        corrupt_before = getattr(backend, "corrupt", 0)
+        entry = backend.get(key)
+        if getattr(backend, "corrupt", 0) != corrupt_before:
+            self.stats.corrupt += 1
+        return entry
+
     async def _fill(self, request: LLMRequest, key: str, backend: Any, fields: dict) -> LLMResponse:
-        """Single-flight miss: take the key lock, re-check the cache, call upstream, store."""
+        """Single-flight miss: take the key lock, re-check the cache, call upstream, queue the answer
+        for storage (the lock is released once it is stored)."""
         stats = self.stats
         lock = backend.key_lock(key)
         locked = await self._acquire(lock)
+        handed_over = False
         try:
-            entry = backend.get(key)  # another process may have answered while we waited
+            entry = self._lookup(backend, key)  # another process may have answered while we waited
             if self._usable(entry):
                 stats.hits += 1
                 return self._from_entry(entry, key)
@@ -442,13 +479,18 @@ class LLMClient:
             response = await self._call_upstream(request, key)
             from pytest_judgerel.llm.backend import make_entry
 
-            backend.set(key, make_entry(key, fields, {
+            if self._writes is None:
+                from pytest_judgerel.llm.write_behind import WriteBehind
+
+                self._writes = WriteBehind(backend)
+            self._writes.put(key, make_entry(key, fields, {
                 "text": response.text, "model": response.model, "usage": dict(response.usage),
                 "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
-                "attempts": response.attempts}))
+                "attempts": response.attempts}), lock if locked else None)
+            handed_over = True
             return response
         finally:
-            if locked:
+            if locked and not handed_over:
                 lock.release()
 
     async def _acquire(self, lock: Any) -> bool:

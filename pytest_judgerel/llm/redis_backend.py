@@ -190,6 +190,13 @@ class RedisBackend(CacheBackend):
     def set(self, key: str, entry: Mapping[str, Any]) -> None:
         self._redis.set(self._entry_prefix + key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
 
+    def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """One round trip (a non-transactional pipeline) for all entries."""
+        pipe = self._redis.pipeline(transaction=False)
+        for key, entry in entries.items():
+            pipe.set(self._entry_prefix + key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+        pipe.execute()
+
     def delete(self, key: str) -> bool:
         return bool(self._redis.delete(self._entry_prefix + key))
 

@@ -1,0 +1,87 @@
+"""Cache writes grouped: answers are stored a few milliseconds after they arrive, many per transaction.
+
+Record mode used to commit one SQLite transaction per answer on the event loop; measured on the
+wire benchmark (benchmarks/bench_wire.py) that commit was the largest share of the plugin's own
+per-call CPU.  Here an answer waits in :class:`WriteBehind` until the next flush, which stores every
+waiting answer with one :meth:`~pytest_judgerel.llm.backend.CacheBackend.set_many` (one SQLite
+transaction, one Redis round trip) and then releases their cross-process key locks.
+
+What stays true:
+
+* an identical request in this process is served from the waiting answers (:meth:`WriteBehind.get`),
+  never sent again;
+* another process waiting on the key lock takes it only after the answer is stored, so it reads a
+  hit (single flight across xdist workers);
+* a flush comes at most ``delay`` seconds after an answer arrives, when ``limit`` answers wait, at
+  the end of every ``complete_many`` / ``acomplete_many`` and when the client closes: a caller that
+  got its answers back finds them stored, and a SIGKILL loses at most ``delay`` seconds of answers.
+
+All methods run on the LLM loop thread (``close`` after the loop stopped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Mapping
+
+__all__ = ["WriteBehind"]
+
+
+class WriteBehind:
+    """Answers waiting to be stored in ``backend``, flushed in groups (module docstring)."""
+
+    def __init__(self, backend: Any, delay: float = 0.02, limit: int = 64):
+        self.backend = backend
+        self.delay = delay
+        self.limit = limit
+        self._entries: dict[str, Mapping[str, Any]] = {}
+        self._locks: list[Any] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._error: BaseException | None = None
+        self.flushes = 0  # transactions written (for tests and benchmarks)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> Mapping[str, Any] | None:
+        """The entry waiting for ``key``, or None."""
+        return self._entries.get(key)
+
+    def put(self, key: str, entry: Mapping[str, Any], lock: Any = None) -> None:
+        """Queue ``entry``; ``lock`` (a held key lock, or None) is released once it is stored."""
+        self._entries[key] = entry
+        if lock is not None:
+            self._locks.append(lock)
+        if len(self._entries) >= self.limit:
+            self._flush_quietly()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.delay, self._flush_quietly)
+
+    def _flush_quietly(self) -> None:
+        """The timer's flush: an error is kept and raised by the next :meth:`flush`."""
+        try:
+            self.flush()
+        except Exception as exc:  # noqa: BLE001 - re-raised at the next flush
+            self._error = exc
+
+    def flush(self) -> None:
+        """Store every waiting entry in one group, then release their key locks; raise a storage
+        error (this flush's, or one the timer met) after the locks are released."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        entries, self._entries = self._entries, {}
+        locks, self._locks = self._locks, []
+        try:
+            if entries:
+                self.backend.set_many(entries)
+                self.flushes += 1
+        finally:
+            for lock in locks:
+                try:
+                    lock.release()
+                except Exception:  # noqa: BLE001 - a lock that expired (Redis TTL) is released already
+                    pass
+        error, self._error = self._error, None
+        if error is not None:
+            raise error

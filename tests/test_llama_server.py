@@ -120,15 +120,42 @@ def test_judge_on_the_real_server_rates_every_item_then_replays(pytester, llama,
     # samples of test_across_scales repeat test_repeats' sample 0, so they are hits
     assert totals["errors"] == 0 and totals["parse_failures"] == 0 and totals["calls"] == 48
     assert totals["misses"] == 36 and totals["hits"] == 12
+    assert totals["http_calls"] == 36 and totals["litellm_calls"] == 0  # auto: the fast path for openai/
     runs = [r for t in rep["tests"] for r in t["records"] if r.get("kind") == "judge_run"]
     assert runs and all(r["reasked"] == 0 and r["parse_failures"] == 0 for r in runs)
     assert f"judgerel: model=openai/smollm2 (--judge-model) endpoint={llama.url} (--judge-api-base)" \
         in first.stdout.str()
+    assert "backend=auto (HTTP fast path)" in first.stdout.str()
 
-    replay = pytester.runpytest(*common, "--judgerel-cache-mode=replay", f"--judgerel-json={tmp_path / 'replay.json'}")
+    # the cassette recorded through the fast path replays through litellm
+    replay = pytester.runpytest(*common, "--judgerel-cache-mode=replay", "--judgerel-backend=litellm",
+                                f"--judgerel-json={tmp_path / 'replay.json'}")
     replay.assert_outcomes(passed=4)
     totals = _report(tmp_path / "replay.json")["totals"]
     assert totals["misses"] == 0 and totals["hits"] == totals["calls"] == 48
+
+
+def test_both_paths_get_the_same_answers_from_the_real_server(llama, clean_env, tmp_path):
+    """Greedy, grammar-constrained calls (temperature 0) through the fast path and through litellm:
+    the same answers and token counts; the fast path's cache then replays through litellm."""
+    from pytest_judgerel.judge import grammar_for
+    from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+    from pytest_judgerel.scales import Scale
+
+    grammar = grammar_for("number", Scale.parse("0-10"))
+    reqs = [LLMRequest(model=llama.model, api_base=llama.url, api_key=KEY, max_tokens=8, temperature=0.0,
+                       grammar=grammar, messages=({"role": "user", "content": f"Rate sentence {i} from 0 to 10."},))
+            for i in range(4)]
+    answers = {}
+    for backend in ("http", "litellm"):
+        with LLMClient(LLMSettings(cache_dir=tmp_path / backend, backend=backend, timeout=600)) as client:
+            answers[backend] = client.complete_many(reqs)
+            assert client.stats.http_calls == (4 if backend == "http" else 0)
+    for fast, ref in zip(answers["http"], answers["litellm"]):
+        assert fast.text == ref.text and re.fullmatch(r"\s*(10|\d)\s*", fast.text)
+        assert fast.usage == ref.usage and fast.key == ref.key
+    with LLMClient(LLMSettings(cache_dir=tmp_path / "http", cache_mode="replay", backend="litellm")) as client:
+        assert [r.text for r in client.complete_many(reqs)] == [r.text for r in answers["http"]]
 
 
 MINDEVAL_TEST = """

@@ -3,11 +3,19 @@ injected faults, SIGKILL midway and resume, 8 xdist workers over one cache."""
 
 from __future__ import annotations
 
+import pytest
 
 from benchmarks.robust import faults, projects
 
 
-def test_judge_run_under_20_percent_faults_matches_a_clean_run(tmp_path):
+# every probe runs through both paths to the wire (pytest_judgerel/llm/wire.py): the HTTP fast path
+# that openai/ models take by default, and litellm
+BACKENDS = pytest.mark.parametrize("backend", ["http", "litellm"])
+
+
+@BACKENDS
+def test_judge_run_under_20_percent_faults_matches_a_clean_run(tmp_path, backend, monkeypatch):
+    monkeypatch.setenv("JUDGEREL_BACKEND", backend)
     res = faults.fault_injection_run(n_items=30, repeats=2, fault_rate=0.2, workdir=str(tmp_path))
     # every fault kind of the plan was served at least once, at roughly the planned rate
     assert set(res.fault_kinds) == {"429", "500", "timeout", "malformed", "empty"}, res.fault_kinds
@@ -24,8 +32,6 @@ def test_judge_run_under_20_percent_faults_matches_a_clean_run(tmp_path):
 
 def test_fault_probe_detects_a_difference(tmp_path):
     """Control: with attempts too few to absorb the faults, the run fails loudly (no silent gaps)."""
-    import pytest
-
     from pytest_judgerel.errors import LLMCallError
 
     with pytest.raises(LLMCallError, match="gave up after 1 attempts|not retryable"):
@@ -33,7 +39,9 @@ def test_fault_probe_detects_a_difference(tmp_path):
                               workdir=str(tmp_path))
 
 
-def test_sigkill_midway_then_rerun_requests_no_completed_call_again(tmp_path):
+@BACKENDS
+def test_sigkill_midway_then_rerun_requests_no_completed_call_again(tmp_path, backend, monkeypatch):
+    monkeypatch.setenv("JUDGEREL_BACKEND", backend)  # the judging subprocesses inherit it
     res = faults.sigkill_resume_run(n_items=80, kill_after=30, concurrency=6, workdir=str(tmp_path))
     assert res.killed, "the judging subprocess finished before it could be killed"
     assert res.completed_run1 >= 30 and res.requests_run1 > res.completed_run1  # killed with requests in flight

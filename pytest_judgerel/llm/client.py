@@ -14,7 +14,7 @@ import time
 import weakref
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
@@ -401,7 +401,7 @@ class LLMClient:
                            latency=float(response.get("latency", 0.0)), cached=True, key=key,
                            timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)))
 
-    def _usable(self, entry: dict | None) -> bool:
+    def _usable(self, entry: dict | None) -> "TypeGuard[dict]":
         if entry is None:
             return False
         if self.settings.cache_mode == "refresh":

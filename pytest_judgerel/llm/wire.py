@@ -232,7 +232,7 @@ class WireTransport:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        if running is loop:  # called on the loop itself: close in the background, never block it
+        if running is not None and running is loop:  # called on the loop itself: close in the background, never block it
             loop.create_task(client.aclose())
             return
         try:

@@ -113,21 +113,32 @@ def test_mindeval(interaction, mindeval_judge):
 """
 
 
-def test_every_call_path_of_a_session_reaches_the_configured_server(pytester, monkeypatch, tmp_path):
+@pytest.mark.parametrize("backend", ["auto", "litellm"])
+def test_every_call_path_of_a_session_reaches_the_configured_server(pytester, monkeypatch, tmp_path, backend):
     """judge fixture, Judge(endpoint=...), the panel, run_study and the four MindEval roles, with
-    OPENAI_BASE_URL/OPENAI_API_BASE at a second server that must see nothing."""
+    OPENAI_BASE_URL/OPENAI_API_BASE at a second server that must see nothing; through the HTTP
+    fast path (auto, for openai/) and through litellm."""
     pytester.makepyfile(test_paths=PATHS)
     with FakeLLMServer(latency=0.0, responder=_reply) as served, FakeLLMServer(latency=0.0) as trap:
         for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
             monkeypatch.setenv(name, trap.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-trap")
+        monkeypatch.delenv("JUDGEREL_BACKEND", raising=False)
         result = pytester.runpytest("--judge-model=openai/judge", f"--judge-api-base={served.url}",
+                                    f"--judgerel-backend={backend}",
                                     f"--judgerel-json={tmp_path / 'r.json'}", "-p", "no:cacheprovider")
         result.assert_outcomes(passed=5)
         assert trap.requests == 0
         rep = json.loads((tmp_path / "r.json").read_text())
         assert served.requests == rep["totals"]["misses"] > 0
         assert rep["settings"]["endpoint"]["api_base"] == served.url
+        assert rep["settings"]["backend"] == backend
+        via = "http_calls" if backend == "auto" else "litellm_calls"
+        assert rep["totals"][via] == rep["totals"]["misses"] and rep["totals"]["http_calls"] + \
+            rep["totals"]["litellm_calls"] == rep["totals"]["misses"]
+        header = "HTTP fast path" if backend == "auto" else "litellm"
+        assert f"backend={backend} ({header})" in result.stdout.str()
+        assert f"upstream via http {rep['totals']['http_calls']}" in result.stdout.str()
         models = {entry["body"]["model"] for entry in served.log}
         assert {"judge", "one", "two"} <= models  # litellm sends the name without the openai/ prefix
 

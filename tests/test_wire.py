@@ -232,3 +232,20 @@ def test_bad_request_is_not_retried_and_quotes_the_server(tmp_path):
             client.complete(_request(srv.url + "/nowhere"))
         assert client.stats.retries == 0 and client.stats.errors == 1
         client.close()
+
+
+def test_a_key_echoed_by_the_server_is_masked(monkeypatch):
+    """A server that quotes the key it refused: the message keeps its text, never the key."""
+    import asyncio
+
+    from pytest_judgerel.llm import wire
+
+    monkeypatch.setattr(wire, "_error_message", lambda status, body: f"HTTP {status}: bad key sk-echoed-secret-key")
+    with FakeLLMServer(latency=0, api_key="sk-the-right-one") as srv:
+        transport = wire.WireTransport()
+        call = transport.prepare(_request(srv.url, api_key="sk-echoed-secret-key"), "sk-echoed-secret-key")
+        with pytest.raises(wire.WireHTTPError) as info:
+            asyncio.run(transport.send(call, 5.0))
+    assert info.value.status_code == 401
+    assert "sk-echoed-secret-key" not in str(info.value) and "bad key ***" in str(info.value)
+    assert "sk-echoed-secret-key" not in repr(call)

@@ -671,12 +671,13 @@ class LLMClient:
         if self._wire is None:
             self._wire = WireTransport()
         wire = self._wire
+        call = wire.prepare(request, api_key)
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
         from pytest_judgerel.llm.prices import call_cost
 
         async def send() -> _Reply:
             async with _deadline(timeout * 1.5 + 5.0):  # httpx's timeout is per read, this one per call
-                reply = await wire.send(request, api_key, timeout)
+                reply = await wire.send(call, timeout)
             if not isinstance(reply.text, str) or not reply.text.strip():
                 raise EmptyResponseError(f"model {request.model} returned empty content")
             return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage))

@@ -27,13 +27,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pytest_judgerel.errors import ConfigError
 
 __all__ = ["BACKENDS", "WIRE_PROVIDERS", "OPENAI_BASE", "check_backend", "route", "chat_body", "WireReply",
-           "WireHTTPError", "MalformedResponseError", "WireTransport"]
+           "WireHTTPError", "MalformedResponseError", "WireCall", "WireTransport"]
 
 BACKENDS = ("auto", "litellm", "http")
 #: providers whose endpoint speaks OpenAI's ``/chat/completions`` (litellm's names), with the
@@ -123,6 +123,17 @@ class MalformedResponseError(Exception):
 
 
 @dataclass(frozen=True)
+class WireCall:
+    """One call ready to send: URL, headers, the encoded body and the model name it carries."""
+
+    url: str
+    headers: dict[str, str] = field(repr=False)  # Authorization holds the key
+    content: bytes = field(repr=False)
+    model: str = ""
+    api_key: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
 class WireReply:
     """What one successful exchange returned: the reply text, the model the server reported and its
     token usage (``prompt_tokens``, ``completion_tokens``, ``total_tokens``)."""
@@ -204,15 +215,22 @@ class WireTransport:
             self._headers[api_key] = headers
         return headers
 
-    async def send(self, request: Any, api_key: str, timeout: float) -> WireReply:
+    def prepare(self, request: Any, api_key: str) -> "WireCall":
+        """The call's URL, headers and encoded body, built once for all its attempts."""
+        return WireCall(self.url(request.api_base), self.headers(api_key),
+                        json.dumps(chat_body(request), ensure_ascii=False).encode("utf-8"),
+                        request.model.partition("/")[2], api_key)
+
+    async def send(self, call: "WireCall", timeout: float) -> WireReply:
         """One exchange: POST the body, raise :class:`WireHTTPError` on an error status, parse the reply."""
-        content = json.dumps(chat_body(request), ensure_ascii=False).encode("utf-8")
-        response = await self._http().post(self.url(request.api_base), content=content,
-                                           headers=self.headers(api_key), timeout=timeout)
+        response = await self._http().post(call.url, content=call.content, headers=call.headers, timeout=timeout)
         body = response.content
         if response.status_code >= 400:
-            raise WireHTTPError(response.status_code, _error_message(response.status_code, body), response.headers)
-        return parse_reply(body, request.model.partition("/")[2])
+            message = _error_message(response.status_code, body)
+            if len(call.api_key) >= 8:  # a server that echoes the key it refused never prints it through us
+                message = message.replace(call.api_key, "***")
+            raise WireHTTPError(response.status_code, message, response.headers)
+        return parse_reply(body, call.model)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

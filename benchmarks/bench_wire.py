@@ -30,16 +30,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
 
+from benchmarks.bench_scale_study import study_items as items  # noqa: E402
 from benchmarks.robust import profiling, servers  # noqa: E402
 
 CPU_GOAL_OFF = 1.3
 CPU_GOAL_RECORD = 1.5
 WALL_GOAL = 1.25
-
-
-def items(n: int) -> list[dict]:
-    return [{"id": f"w{i}", "sentence1": f"A person number {i} walks a dog in park {i % 13}.",
-             "sentence2": f"Someone {i * 7 % 17} is outside with an animal {i % 5}."} for i in range(n)]
 
 
 def main() -> int:

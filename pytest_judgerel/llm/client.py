@@ -515,18 +515,11 @@ class LLMClient:
             "max_retries": 0,
             "num_retries": 0,
         }
-        for name in ("temperature", "top_p", "max_tokens", "seed", "api_base"):
-            value = getattr(request, name)
-            if value is not None:
-                kwargs[name] = value
+        kwargs.update(request.sampling())
+        if request.api_base is not None:
+            kwargs["api_base"] = request.api_base
         if request.api_key is not None:
             kwargs["api_key"] = _SecretStr(request.api_key)
-        if request.stop is not None:
-            kwargs["stop"] = list(request.stop)
-        if request.response_format is not None:
-            kwargs["response_format"] = dict(request.response_format)
-        if request.tools is not None:
-            kwargs["tools"] = [dict(t) for t in request.tools]
         from pytest_judgerel.llm.litellm_setup import is_custom_provider
 
         custom = is_custom_provider(request.model)

@@ -120,6 +120,23 @@ class LLMRequest:
         if not isinstance(self.metadata, Mapping):
             raise ConfigError("LLMRequest.metadata must be a dict")
 
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters that are set, as JSON-ready values (what both paths to the wire
+        send): ``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop`` (a list),
+        ``response_format`` and ``tools``."""
+        out: dict[str, Any] = {}
+        for name in ("temperature", "top_p", "max_tokens", "seed"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.stop is not None:
+            out["stop"] = list(self.stop)
+        if self.response_format is not None:
+            out["response_format"] = dict(self.response_format)
+        if self.tools is not None:
+            out["tools"] = [dict(t) for t in self.tools]
+        return out
+
     def with_sample(self, sample_index: int) -> "LLMRequest":
         """The same request for repeated sample number ``sample_index``."""
         return replace(self, sample_index=sample_index)

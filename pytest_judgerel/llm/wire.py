@@ -88,16 +88,7 @@ def chat_body(request: Any) -> dict[str, Any]:
         "model": request.model.partition("/")[2],
         "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
     }
-    for name in ("temperature", "top_p", "max_tokens", "seed"):
-        value = getattr(request, name)
-        if value is not None:
-            body[name] = value
-    if request.stop is not None:
-        body["stop"] = list(request.stop)
-    if request.response_format is not None:
-        body["response_format"] = dict(request.response_format)
-    if request.tools is not None:
-        body["tools"] = [dict(t) for t in request.tools]
+    body.update(request.sampling())
     if request.grammar is not None:
         body["grammar"] = request.grammar
     if request.extra_params:

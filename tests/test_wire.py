@@ -31,7 +31,7 @@ def _request(url, **kw):
     ("auto", "openai/gpt-4o-mini", None, "http"),
     ("auto", "openai/o3-mini", None, "litellm"),          # litellm rewrites its parameters
     ("auto", "openai/gpt-5-mini", None, "litellm"),
-    ("auto", "openai/o3-mini", "http://127.0.0.1:1/v1", "http"),  # a user's server takes the body as sent
+    ("auto", "openai/o3-mini", "http://127.0.0.1:1/v1", "litellm"),  # litellm rewrites by name, any server
     ("auto", "hosted_vllm/qwen", "http://127.0.0.1:1/v1", "http"),
     ("auto", "hosted_vllm/qwen", None, "litellm"),
     ("auto", "anthropic/claude-3-5-haiku", None, "litellm"),
@@ -78,6 +78,7 @@ REQUESTS = [
     {"response_format": {"type": "json_object"}},
     {"extra_params": {"presence_penalty": 0.1, "logit_bias": {"1": 2}}},
     {"extra_params": {"extra_body": {"min_p": 0.05}}},
+    {"grammar": 'root ::= [0-5]', "extra_params": {"extra_body": {"min_p": 0.05}}},
     {"tools": ({"type": "function", "function": {"name": "score", "parameters": {"type": "object",
                                                                                   "properties": {}}}},)},
 ]
@@ -249,3 +250,63 @@ def test_a_key_echoed_by_the_server_is_masked(monkeypatch):
     assert info.value.status_code == 401
     assert "sk-echoed-secret-key" not in str(info.value) and "bad key ***" in str(info.value)
     assert "sk-echoed-secret-key" not in repr(call)
+
+
+def test_litellm_own_settings_in_extra_params_route_to_litellm_or_are_refused():
+    assert route("auto", "openai/judge", "http://h:1/v1", ("extra_headers",)) == "litellm"
+    assert route("auto", "openai/judge", "http://h:1/v1", ("presence_penalty",)) == "http"
+    assert route("http", "openai/judge", "http://h:1/v1", ("extra_headers",)) == "http"
+    with pytest.raises(ConfigError, match=r"\['drop_params'\] are litellm's own settings"):
+        route("http", "openai/judge", "http://h:1/v1", ("drop_params",))
+
+
+def test_extra_headers_are_sent_as_headers_not_in_the_body(tmp_path):
+    from pytest_judgerel.llm.wire import WireTransport
+
+    req = _request("http://h:1/v1", extra_params={"extra_headers": {"X-Team": "eval"}, "presence_penalty": 0.1})
+    call = WireTransport().prepare(req, "sk-test")
+    assert call.headers["X-Team"] == "eval" and call.headers["Authorization"] == "Bearer sk-test"
+    assert b"extra_headers" not in call.content and b"presence_penalty" in call.content
+    with FakeLLMServer(latency=0) as srv:
+        client = _client(tmp_path, "http")
+        client.complete(_request(srv.url, extra_params={"extra_headers": {"X-Team": "eval"}}))
+        client.close()
+        assert "extra_headers" not in srv.log[0]["body"]
+
+
+@pytest.mark.parametrize("key", ["sk-from-a-dotenv-file\n", " sk-padded-key", "sk-bad\x00key"],
+                         ids=["newline", "space", "nul"])  # an id with the key would name it in the message
+def test_a_key_with_whitespace_or_control_characters_fails_clearly_without_showing_it(tmp_path, key):
+    with FakeLLMServer(latency=0) as srv:
+        client = _client(tmp_path, "http")
+        with pytest.raises(LLMCallError, match="contains whitespace or a control character") as info:
+            client.complete(_request(srv.url, api_key=key))
+        assert srv.requests == 0 and client.stats.retries == 0
+        client.close()
+    assert key.strip("\n ") not in str(info.value)
+
+
+def test_a_redirect_is_followed_like_the_openai_sdk(tmp_path):
+    import http.server
+    import threading
+
+    with FakeLLMServer(latency=0) as srv:
+        class Moved(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                self.send_response(307)
+                self.send_header("Location", srv.url + "/chat/completions")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        moved = http.server.HTTPServer(("127.0.0.1", 0), Moved)
+        threading.Thread(target=moved.serve_forever, daemon=True).start()
+        try:
+            client = _client(tmp_path, "http")
+            reply = client.complete(_request(f"http://127.0.0.1:{moved.server_port}/v1"))
+            client.close()
+        finally:
+            moved.shutdown()
+        assert reply.text.strip() and reply.attempts == 1 and srv.requests == 1

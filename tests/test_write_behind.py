@@ -65,31 +65,82 @@ def test_timer_flushes_after_the_delay_and_limit_flushes_at_once():
     _run(scenario())
 
 
-def test_a_failed_store_releases_the_locks_and_raises():
+def test_a_failed_store_releases_the_locks_and_keeps_the_error_per_key():
     events: list = []
 
     async def scenario():
         writes = WriteBehind(_Backend(events, fail=True), delay=10.0)
         writes.put("a", {}, _Lock(events, "a"))
-        with pytest.raises(CacheCorruptError, match="disk full"):
-            writes.flush()
+        writes.put("b", {}, None)
+        writes.flush()  # never raises: whoever flushes is not whoever owns the answers
+        assert isinstance(writes.failure("a"), CacheCorruptError)
+        assert writes.failure("a") is None  # reported once
+        assert list(writes.unclaimed()) == ["b"] and writes.unclaimed() == {}
 
     _run(scenario())
-    assert events == [("set_many", ["a"]), ("release", "a")]
+    assert events == [("set_many", ["a", "b"]), ("release", "a")]
 
 
-def test_an_error_met_by_the_timer_is_raised_by_the_next_flush():
+def test_an_error_met_by_the_timer_is_kept_for_the_owner():
     events: list = []
 
     async def scenario():
         writes = WriteBehind(_Backend(events, fail=True), delay=0.01)
         writes.put("a", {}, None)
-        await asyncio.sleep(0.1)  # the timer's flush failed quietly
-        with pytest.raises(CacheCorruptError):
-            writes.flush()
-        writes.flush()  # raised once, not forever
+        await asyncio.sleep(0.1)  # the timer's flush failed
+        assert isinstance(writes.failure("a"), CacheCorruptError)
 
     _run(scenario())
+
+
+class _FailingStore:
+    """A cache backend whose writes fail (a full disk), wrapped around a real one for reads and locks."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def set_many(self, entries):
+        raise CacheCorruptError("the judge cache database is full")
+
+
+def test_an_answer_that_was_not_stored_is_an_error_of_its_own_batch(tmp_path):
+    """Each batch hears of its own answers only: raised, or in place with return_exceptions."""
+    from pytest_judgerel.llm.disk_backend import DiskCacheBackend
+
+    with FakeLLMServer(latency=0) as srv:
+        real = DiskCacheBackend(tmp_path / "c")
+        client = LLMClient(LLMSettings(cache_dir=tmp_path / "c"), backend=_FailingStore(real))
+        reqs = [LLMRequest(model="openai/j", api_base=srv.url, api_key="k",
+                           messages=[{"role": "user", "content": f"q{i}"}]) for i in range(3)]
+        with pytest.raises(CacheCorruptError, match="full"):
+            client.complete_many(reqs[:2])
+        out = client.complete_many(reqs[2:], return_exceptions=True)
+        assert isinstance(out[0], CacheCorruptError)
+        assert client.stats.errors == 3
+        client.close()
+        assert list(real.iter_entries()) == []
+        real.close()
+
+
+def test_an_unclaimed_failure_is_reported_at_close(tmp_path, recwarn):
+    from pytest_judgerel.llm.backend import make_entry
+    from pytest_judgerel.llm.disk_backend import DiskCacheBackend
+    from pytest_judgerel.llm.runtime import runtime
+
+    real = DiskCacheBackend(tmp_path / "c")
+    client = LLMClient(LLMSettings(cache_dir=tmp_path / "c"), backend=_FailingStore(real))
+
+    async def orphan():  # an answer whose caller was cancelled: no batch will claim it
+        client._writes = WriteBehind(client.backend, delay=60.0)
+        client._writes.put("k" * 64, make_entry("k" * 64, {}, {"text": "t"}))
+
+    runtime().submit(orphan()).result(10)
+    with pytest.warns(RuntimeWarning, match=r"1 answer\(s\) could not be stored .* full"):
+        client.close()
+    real.close()
 
 
 def test_record_mode_groups_writes_and_every_answer_is_stored_when_the_batch_returns(tmp_path):

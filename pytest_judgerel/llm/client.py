@@ -132,6 +132,17 @@ def _flush_open_clients() -> None:
             pass
 
 
+def _forget_after_fork() -> None:
+    """In a forked child: each client drops what belongs to the parent's event loop (its HTTP pool,
+    its in-flight calls and its answers waiting to be stored, whose locks the parent releases)."""
+    for client in list(_open_clients):
+        client._forget_parent_state()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def finish_run(cache_dir: str | os.PathLike[str], run_id: str, keep: int = 5) -> None:
     """Mark ``run_id`` as the last finished run of ``cache_dir`` and drop the key lists of older
     runs but the newest ``keep`` (called once per pytest session, by the controller)."""
@@ -184,7 +195,7 @@ class LLMClient:
         self._known_cost_models: dict[str, bool] = {}
         self._missing_keys: dict[tuple[str, str | None], tuple[str, ...]] = {}
         self._used_keys: set[str] = set()
-        self._routes: dict[tuple[str, str | None], str] = {}
+        self._routes: dict[tuple[str, str | None, tuple[str, ...]], str] = {}
         self._wire: Any = None  # the fast path's pooled HTTP client (pytest_judgerel.llm.wire), on first use
         self._writes: Any = None  # answers waiting to be stored (pytest_judgerel.llm.write_behind)
         self._closed = False
@@ -229,18 +240,35 @@ class LLMClient:
             pass  # bookkeeping for `cache export --last-run` only; never fails a run
 
     def _flush_writes(self) -> None:
-        """Store the answers still waiting, on the loop thread while it runs (at close)."""
+        """Store the answers still waiting, on the loop thread while it runs (at close); warn about
+        answers that could not be stored and that no batch reported."""
         writes = self._writes
-        if writes is None or not len(writes):
+        if writes is None:
             return
-        runtime = _runtime()
-        if runtime.loop.is_running() and threading.current_thread() is not runtime.thread:
-            async def flush() -> None:
-                writes.flush()
+        if len(writes):
+            runtime = _runtime()
+            if runtime.loop.is_running() and threading.current_thread() is not runtime.thread:
+                async def flush() -> None:
+                    writes.flush()
 
-            runtime.submit(flush()).result(60)
-        else:
-            writes.flush()
+                runtime.submit(flush()).result(60)
+            else:
+                writes.flush()
+        lost = writes.unclaimed()
+        if lost:
+            import warnings
+
+            first = next(iter(lost.values()))
+            warnings.warn(f"pytest-judgerel: {len(lost)} answer(s) could not be stored in the cache and will be "
+                          f"asked again next run: {type(first).__name__}: {first}", RuntimeWarning, stacklevel=3)
+
+    def _forget_parent_state(self) -> None:
+        """After ``fork()``: the parent stores and releases what waits; the child starts clean."""
+        self._wire = None
+        if self._writes is not None:
+            self._writes.forget()
+            self._writes = None
+        self._inflight = {}
 
     def close(self) -> None:
         if self._closed:
@@ -365,12 +393,19 @@ class LLMClient:
         return list(results)
 
     async def _run_batch(self, batch: Sequence[LLMRequest]) -> list[Any]:
-        """Serve a batch; its answers are stored before it returns (an error storing them is raised)."""
-        try:
-            return await self._gather(batch)
-        finally:
-            if self._writes is not None:
-                self._writes.flush()
+        """Serve a batch; its answers are stored before it returns.  An answer that could not be
+        stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``)."""
+        results = await self._gather(batch)
+        writes = self._writes
+        if writes is not None:
+            writes.flush()
+            for i, result in enumerate(results):
+                if isinstance(result, LLMResponse) and not result.cached:
+                    failed = writes.failure(result.key)
+                    if failed is not None:
+                        self.stats.errors += 1
+                        results[i] = failed
+        return results
 
     async def _gather(self, batch: Sequence[LLMRequest]) -> list[Any]:
         progress = self.progress
@@ -397,7 +432,7 @@ class LLMClient:
     def _from_entry(self, entry: dict, key: str) -> LLMResponse:
         response = entry["response"]
         return LLMResponse(text=response["text"], model=response.get("model", ""),
-                           usage=response.get("usage", {}), cost=float(response.get("cost", 0.0)),
+                           usage=dict(response.get("usage") or {}), cost=float(response.get("cost", 0.0)),
                            latency=float(response.get("latency", 0.0)), cached=True, key=key,
                            timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)))
 
@@ -533,7 +568,10 @@ class LLMClient:
             # key: repeated samples (different sample_index) are distinct draws, yet each one is
             # reproducible.  Remote APIs sample on their own; the key still keeps repeats apart.
             kwargs["sample_seed"] = int(key[:8], 16)
-        kwargs.update(request.extra_params)
+        extra = dict(request.extra_params)
+        if isinstance(extra.get("extra_body"), dict) and isinstance(kwargs.get("extra_body"), dict):
+            extra["extra_body"] = {**kwargs["extra_body"], **extra["extra_body"]}  # keep the grammar
+        kwargs.update(extra)
         return kwargs
 
     def _missing_env_keys(self, litellm: Any, request: LLMRequest) -> tuple[str, ...]:
@@ -577,12 +615,13 @@ class LLMClient:
     def _route(self, request: LLMRequest) -> str:
         """``"http"`` or ``"litellm"`` for this request (:func:`pytest_judgerel.llm.wire.route`), remembered
         per model and server."""
-        slot = (request.model, request.api_base)
+        extra = tuple(sorted(request.extra_params)) if request.extra_params else ()
+        slot = (request.model, request.api_base, extra)
         chosen = self._routes.get(slot)
         if chosen is None:
             from pytest_judgerel.llm.wire import route
 
-            chosen = self._routes[slot] = route(self.settings.backend, request.model, request.api_base)
+            chosen = self._routes[slot] = route(self.settings.backend, request.model, request.api_base, extra)
         return chosen
 
     async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
@@ -657,6 +696,13 @@ class LLMClient:
                                                                  " (not set in this process)")
 
         api_key = request.api_key or os.environ.get(variable) or None
+        if api_key is not None and (api_key != api_key.strip() or not api_key.isprintable()):
+            # httpx would refuse the header with the key in its message (a trailing newline from a
+            # .env file is the usual cause): say so without the key, and send nothing
+            self.stats.errors += 1
+            where = "the request's api_key" if request.api_key else f"the environment variable {variable}"
+            raise LLMCallError(f"model {request.model!r}: {where} contains whitespace or a control character "
+                               f"(a trailing newline?); strip it. No request was sent (test {request.test_name})")
         if api_key is None:
             if not request.api_base:  # the provider's own endpoint without a key: say so, send nothing
                 raise self._missing_key_error(request, hint())

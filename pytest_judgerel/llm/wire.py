@@ -42,8 +42,14 @@ WIRE_PROVIDERS: dict[str, str] = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HO
 #: the ``openai`` provider's endpoint when the request names no server
 OPENAI_BASE = "https://api.openai.com/v1"
 # OpenAI's reasoning models: litellm maps max_tokens to max_completion_tokens and drops
-# temperature for them, so on OpenAI's own endpoint auto leaves them to litellm
+# temperature for them (by name, whatever the server), so auto leaves them to litellm
 _REWRITTEN = re.compile(r"^(o\d|gpt-5)")
+#: ``extra_params`` that litellm reads itself instead of sending: a call carrying one goes through
+#: litellm under ``auto``; under ``http`` the header ones become HTTP headers, the others are refused
+LITELLM_ONLY_PARAMS = frozenset({"extra_headers", "headers", "drop_params", "num_retries", "max_retries",
+                                 "api_version", "custom_llm_provider", "mock_response", "fallbacks", "caching",
+                                 "ssl_verify", "organization", "base_url"})
+_HEADER_PARAMS = ("headers", "extra_headers")
 
 
 def check_backend(value: Any) -> str:
@@ -53,16 +59,22 @@ def check_backend(value: Any) -> str:
     return value
 
 
-def route(backend: str, model: str, api_base: str | None) -> str:
+def route(backend: str, model: str, api_base: str | None, extra_params: Any = ()) -> str:
     """``"http"`` or ``"litellm"``: the path a call to ``model`` at ``api_base`` takes under ``backend``
-    (module docstring).  In-process models answer through litellm's custom-provider hook."""
+    (module docstring), given the names of its ``extra_params``.  In-process models answer through
+    litellm's custom-provider hook."""
     from pytest_judgerel.llm.endpoint import is_in_process
 
     if backend == "litellm" or is_in_process(model):
         return "litellm"
     provider, _, name = model.partition("/")
     speaks = bool(name) and provider in WIRE_PROVIDERS
+    litellm_only = LITELLM_ONLY_PARAMS.intersection(extra_params)
     if backend == "http":
+        refused = sorted(litellm_only.difference(_HEADER_PARAMS))
+        if refused:
+            raise ConfigError(f"extra_params {refused} are litellm's own settings, which backend 'http' does not "
+                              "read: use --judgerel-backend=auto or litellm for these calls")
         if not speaks:
             raise ConfigError(
                 f"backend 'http' speaks OpenAI-compatible endpoints only (model prefixes "
@@ -72,9 +84,7 @@ def route(backend: str, model: str, api_base: str | None) -> str:
         if provider == "hosted_vllm" and not api_base:
             raise ConfigError(f"model {model!r} needs an api_base (the vLLM server's URL)")
         return "http"
-    if not speaks or (provider == "hosted_vllm" and not api_base):
-        return "litellm"
-    if api_base is None and _REWRITTEN.match(name):
+    if not speaks or (provider == "hosted_vllm" and not api_base) or litellm_only or _REWRITTEN.match(name):
         return "litellm"
     return "http"
 
@@ -92,7 +102,7 @@ def chat_body(request: Any) -> dict[str, Any]:
     if request.grammar is not None:
         body["grammar"] = request.grammar
     if request.extra_params:
-        extra = dict(request.extra_params)
+        extra = {k: v for k, v in request.extra_params.items() if k not in _HEADER_PARAMS}
         extra_body = extra.pop("extra_body", None)
         body.update(extra)
         if isinstance(extra_body, Mapping):
@@ -182,9 +192,11 @@ class WireTransport:
         if self._client is None or self._loop is not loop:
             import httpx
 
-            # the process semaphore bounds the calls in flight; the pool only keeps connections warm
+            # the process semaphore bounds the calls in flight; the pool only keeps connections warm.
+            # Redirects are followed and SSL_VERIFY=false is honoured, as the openai SDK under litellm does.
+            verify = os.environ.get("SSL_VERIFY", "").strip().lower() not in ("false", "0", "no", "off")
             self._client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
-                                             follow_redirects=False)
+                                             follow_redirects=True, verify=verify)
             self._loop = loop
         return self._client
 
@@ -208,7 +220,12 @@ class WireTransport:
 
     def prepare(self, request: Any, api_key: str) -> "WireCall":
         """The call's URL, headers and encoded body, built once for all its attempts."""
-        return WireCall(self.url(request.api_base), self.headers(api_key),
+        headers = self.headers(api_key)
+        for name in _HEADER_PARAMS:  # litellm sends these extra_params as HTTP headers
+            extra = request.extra_params.get(name)
+            if isinstance(extra, Mapping):
+                headers = {**headers, **{str(k): str(v) for k, v in extra.items()}}
+        return WireCall(self.url(request.api_base), headers,
                         json.dumps(chat_body(request), ensure_ascii=False).encode("utf-8"),
                         request.model.partition("/")[2], api_key)
 
@@ -216,7 +233,7 @@ class WireTransport:
         """One exchange: POST the body, raise :class:`WireHTTPError` on an error status, parse the reply."""
         response = await self._http().post(call.url, content=call.content, headers=call.headers, timeout=timeout)
         body = response.content
-        if response.status_code >= 400:
+        if response.status_code >= 300:  # a redirect left unfollowed (no Location) is an error too
             message = _error_message(response.status_code, body)
             if len(call.api_key) >= 8:  # a server that echoes the key it refused never prints it through us
                 message = message.replace(call.api_key, "***")

@@ -14,7 +14,10 @@ What stays true:
   hit (single flight across xdist workers);
 * a flush comes at most ``delay`` seconds after an answer arrives, when ``limit`` answers wait, at
   the end of every ``complete_many`` / ``acomplete_many`` and when the client closes: a caller that
-  got its answers back finds them stored, and a SIGKILL loses at most ``delay`` seconds of answers.
+  got its answers back finds them stored, and a SIGKILL loses at most ``delay`` seconds of answers;
+* an answer that could not be stored is reported to the batch it belongs to (an error in place of
+  its result, or raised), whichever flush met the error; one whose caller is gone is reported when
+  the client closes (a ``RuntimeWarning``).
 
 All methods run on the LLM loop thread (``close`` after the loop stopped).
 """
@@ -28,7 +31,12 @@ __all__ = ["WriteBehind"]
 
 
 class WriteBehind:
-    """Answers waiting to be stored in ``backend``, flushed in groups (module docstring)."""
+    """Answers waiting to be stored in ``backend``, flushed in groups (module docstring).
+
+    A group that fails to store is never raised at whoever happens to flush it: the error is kept
+    per key (:meth:`failure`), so the batch that owns an answer learns that its answer was not
+    stored, and an answer no batch claims (its caller was cancelled) is reported at close
+    (:meth:`unclaimed`)."""
 
     def __init__(self, backend: Any, delay: float = 0.02, limit: int = 64):
         self.backend = backend
@@ -37,7 +45,7 @@ class WriteBehind:
         self._entries: dict[str, Mapping[str, Any]] = {}
         self._locks: list[Any] = []
         self._timer: asyncio.TimerHandle | None = None
-        self._error: BaseException | None = None
+        self._failed: dict[str, BaseException] = {}
         self.flushes = 0  # transactions written (for tests and benchmarks)
 
     def __len__(self) -> int:
@@ -53,20 +61,13 @@ class WriteBehind:
         if lock is not None:
             self._locks.append(lock)
         if len(self._entries) >= self.limit:
-            self._flush_quietly()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.delay, self._flush_quietly)
-
-    def _flush_quietly(self) -> None:
-        """The timer's flush: an error is kept and raised by the next :meth:`flush`."""
-        try:
             self.flush()
-        except Exception as exc:  # noqa: BLE001 - re-raised at the next flush
-            self._error = exc
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.delay, self.flush)
 
     def flush(self) -> None:
-        """Store every waiting entry in one group, then release their key locks; raise a storage
-        error (this flush's, or one the timer met) after the locks are released."""
+        """Store every waiting entry in one group, then release their key locks.  Never raises: a
+        storage error is kept for each key of the group (:meth:`failure`)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -76,12 +77,29 @@ class WriteBehind:
             if entries:
                 self.backend.set_many(entries)
                 self.flushes += 1
+        except Exception as exc:  # noqa: BLE001 - kept per key, raised to the batch that owns it
+            for key in entries:
+                self._failed[key] = exc
         finally:
             for lock in locks:
                 try:
                     lock.release()
                 except Exception:  # noqa: BLE001 - a lock that expired (Redis TTL) is released already
                     pass
-        error, self._error = self._error, None
-        if error is not None:
-            raise error
+
+    def failure(self, key: str) -> BaseException | None:
+        """The error that kept ``key``'s answer from being stored (reported once), or None."""
+        return self._failed.pop(key, None) if self._failed else None
+
+    def unclaimed(self) -> dict[str, BaseException]:
+        """Every storage error no batch has claimed (then forgotten)."""
+        failed, self._failed = self._failed, {}
+        return failed
+
+    def forget(self) -> None:
+        """Drop what waits without storing it or releasing its locks (a forked child's inherited
+        copy: the parent stores and releases them)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._entries, self._locks, self._failed = {}, [], {}

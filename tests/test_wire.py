@@ -84,17 +84,18 @@ REQUESTS = [
 ]
 
 
+@pytest.mark.parametrize("model", ["openai/judge", "hosted_vllm/judge"])
 @pytest.mark.parametrize("fields", REQUESTS, ids=lambda f: ",".join(f) or "plain")
-def test_fast_path_sends_the_body_litellm_sends(tmp_path, fields):
+def test_fast_path_sends_the_body_litellm_sends(tmp_path, fields, model):
     with FakeLLMServer(latency=0) as srv:
         for backend in ("http", "litellm"):
             client = _client(tmp_path, backend)
-            client.complete(_request(srv.url, **fields))
+            client.complete(_request(srv.url, model=model, **fields))
             client.close()
         bodies = [entry["body"] for entry in srv.log]
     assert len(bodies) == 2
     assert bodies[0] == bodies[1]
-    assert bodies[0] == chat_body(_request(srv.url, **fields))
+    assert bodies[0] == chat_body(_request(srv.url, model=model, **fields))
 
 
 def test_same_answers_usage_and_cost_through_both_paths(tmp_path):

@@ -25,6 +25,11 @@ from pytest_judgerel.llm.runtime import runtime as _runtime
 __all__ = ["LLMClient", "LLMSettings", "CallStats"]
 
 
+def _env_backend() -> str:
+    """``JUDGEREL_BACKEND`` (checked by LLMSettings), else ``auto``."""
+    return os.environ.get("JUDGEREL_BACKEND", "").strip() or "auto"
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     """Client configuration.  ``timeout`` is per attempt (seconds); ``rpm`` = requests per minute (None = no limit).
@@ -48,7 +53,7 @@ class LLMSettings:
     retry_after_cap: float = 30.0
     cache_backend: str | None = None
     run_id: str | None = None  # when set, the keys this client served are listed under it (see finish_run)
-    backend: str = field(default_factory=lambda: _env_backend())
+    backend: str = field(default_factory=_env_backend)
 
     def __post_init__(self) -> None:
         from pytest_judgerel.llm.backend import check_mode
@@ -68,11 +73,6 @@ class LLMSettings:
             raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout!r}")
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1:
             raise ConfigError(f"max_attempts must be an int >= 1, got {self.max_attempts!r}")
-
-
-def _env_backend() -> str:
-    """``JUDGEREL_BACKEND`` (checked by LLMSettings), else ``auto``."""
-    return os.environ.get("JUDGEREL_BACKEND", "").strip() or "auto"
 
 
 @dataclass

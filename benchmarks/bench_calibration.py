@@ -14,7 +14,7 @@ gate's threshold, then the data, then two reruns from the same truth:
   true mean uniform on threshold +- 0.5 sd; ``p_pass`` predicts a rerun on new items.
 
 Both use :func:`pytest_judgerel.stats.verdict_stability` with ``predictive=True`` exactly as
-:mod:`pytest_judgerel.gate_stats` calls it.  For each number the reliability table bins data sets
+:mod:`pytest_judgerel.gates.stability` calls it.  For each number the reliability table bins data sets
 by predicted probability (deciles 0-0.1, ..., 0.9-1) and compares the mean prediction with the
 observed rerun pass rate; the Brier score is compared with that of the best constant (the
 observed pass rate itself, r(1 - r)).  For contrast the old number -- the bootstrap share of

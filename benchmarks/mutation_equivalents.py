@@ -224,61 +224,61 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         'for i in range(sig.shape[1]):',
         'the matrix is checked to be square just above'),
     # parsing.py
-    'pytest_judgerel.parsing.x__axis_name_re__mutmut_12': (
+    'pytest_judgerel.judging.parsing.x__axis_name_re__mutmut_12': (
         'parts = [r"(?:&|AND)" if w == "&" else re.escape(w) for w in words]',
         'the axis pattern is compiled with re.IGNORECASE'),
-    'pytest_judgerel.parsing.x__axis_values__mutmut_24': (
+    'pytest_judgerel.judging.parsing.x__axis_values__mutmut_24': (
         'if close <= 0:',
         "the text starts with '(' here, so a ')' is found at index 1 or later, or not at all"),
-    'pytest_judgerel.parsing.x__axis_values__mutmut_25': (
+    'pytest_judgerel.judging.parsing.x__axis_values__mutmut_25': (
         'if close < 1:',
         "the text starts with '(' here, so a ')' is found at index 1 or later, or not at all"),
-    'pytest_judgerel.parsing.x__axis_values__mutmut_54': (
+    'pytest_judgerel.judging.parsing.x__axis_values__mutmut_54': (
         'found.append(stripped[2:])',
         'the character after the dash is checked to be a space or tab; dropping it too changes nothing the number reader sees'),
-    'pytest_judgerel.parsing.x__example_score__mutmut_22': (
+    'pytest_judgerel.judging.parsing.x__example_score__mutmut_22': (
         'return number_text(round(scale.low + steps * scale.step, 11))',
         'rounding the example to 10 or 11 decimals gives the same number for every grid step a scale accepts'),
-    'pytest_judgerel.parsing.x__json_object_text__mutmut_32': (
+    'pytest_judgerel.judging.parsing.x__json_object_text__mutmut_32': (
         'if start < 0 or end <= start:',
         "the first '{' and the last '}' are different characters, never at the same index"),
-    'pytest_judgerel.parsing.x__json_object_text__mutmut_8': (
+    'pytest_judgerel.judging.parsing.x__json_object_text__mutmut_8': (
         'if len(fences) >= 1 and len({f.strip() for f in fences}) > 1:',
         'a single fence gives a set of one block, so the second condition is false either way'),
-    'pytest_judgerel.parsing.x__norm_key__mutmut_8': (
+    'pytest_judgerel.judging.parsing.x__norm_key__mutmut_8': (
         'return re.sub(r"[\\s_-]+", "XX_XX", str(k).strip().lower())',
         'both sides of every key comparison go through the same normalisation'),
-    'pytest_judgerel.parsing.x__norm_key__mutmut_9': (
+    'pytest_judgerel.judging.parsing.x__norm_key__mutmut_9': (
         'return re.sub(r"[\\s_-]+", "_", str(k).strip().upper())',
         'both sides of every key comparison go through the same normalisation'),
-    'pytest_judgerel.parsing.x__number_in__mutmut_16': (
+    'pytest_judgerel.judging.parsing.x__number_in__mutmut_16': (
         'lo_tok, hi_tok = (m.group(1), m.group(2)) if m.group(2) is not None else (m.group(3), m.group(4))',
         "group 2 is set exactly when group 1 is (the two bounds of 'between L and H')"),
-    'pytest_judgerel.parsing.x__number_in__mutmut_27': (
+    'pytest_judgerel.judging.parsing.x__number_in__mutmut_27': (
         'return "XX XX" if _same(lo, scale.low) and _same(hi, scale.high) else m.group(0)',
         "the removed text is replaced by a filler; the patterns' boundaries guarantee non-word characters around it, so the filler's content cannot join a number"),
-    'pytest_judgerel.parsing.x__number_in__mutmut_60': (
+    'pytest_judgerel.judging.parsing.x__number_in__mutmut_60': (
         'return "XX XX"',
         "the removed text is replaced by a filler; the patterns' boundaries guarantee non-word characters around it, so the filler's content cannot join a number"),
-    'pytest_judgerel.parsing.x__number_in__mutmut_74': (
+    'pytest_judgerel.judging.parsing.x__number_in__mutmut_74': (
         'return "XX XX"',
         "the removed text is replaced by a filler; the patterns' boundaries guarantee non-word characters around it, so the filler's content cannot join a number"),
-    'pytest_judgerel.parsing.x__number_in__mutmut_88': (
+    'pytest_judgerel.judging.parsing.x__number_in__mutmut_88': (
         'return m.group(1)',
         "a non-maximum 'scale of N' is kept as text so that N stays a candidate; keeping only N does the same"),
-    'pytest_judgerel.parsing.x__same__mutmut_10': (
+    'pytest_judgerel.judging.parsing.x__same__mutmut_10': (
         'return abs(a - b) <= 1e-9 * max(1.0, abs(b))',
         'for two numbers within 1e-9 of each other, max(1, |a|) and max(1, |b|) differ by less than the tolerance itself'),
-    'pytest_judgerel.parsing.x__same__mutmut_11': (
+    'pytest_judgerel.judging.parsing.x__same__mutmut_11': (
         'return abs(a - b) <= 1e-9 * max(1.0, abs(a), )',
         'for two numbers within 1e-9 of each other, max(1, |a|) and max(1, |b|) differ by less than the tolerance itself'),
-    'pytest_judgerel.parsing.x__same__mutmut_3': (
+    'pytest_judgerel.judging.parsing.x__same__mutmut_3': (
         'return abs(a - b) < 1e-9 * max(1.0, abs(a), abs(b))',
         '<= versus < at exactly 1e-9 relative distance, which rounding does not produce'),
-    'pytest_judgerel.parsing.x__strip_thinking__mutmut_23': (
+    'pytest_judgerel.judging.parsing.x__strip_thinking__mutmut_23': (
         'if closed and (not opened or closed.start() <= opened.start()):',
         'an opening and a closing tag cannot start at the same index'),
-    'pytest_judgerel.parsing.x__strip_thinking__mutmut_9': (
+    'pytest_judgerel.judging.parsing.x__strip_thinking__mutmut_9': (
         'if opened is not None and opened.start() <= pos:',
         're-searching from pos when the opening tag starts exactly at pos finds the same tag'),
     # scales.py

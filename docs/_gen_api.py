@@ -40,13 +40,13 @@ SECTIONS = [
      "The model-call layer: requests, cache, retries, providers (see [llm.md](llm.md))."),
     ("pytest_judgerel.mindeval", "__all__", "`pytest_judgerel.mindeval`",
      "MindEval (seed 004) as a library (see [mindeval.md](mindeval.md))."),
-    ("pytest_judgerel.study", "defined", "`pytest_judgerel.study`",
+    ("pytest_judgerel.study.analysis", "defined", "`pytest_judgerel.study.analysis`",
      "The grading-scale study of seed 001 (see [study.md](study.md)). The module has no `__all__`; "
      "its public names are those defined in it without a leading underscore."),
-    ("pytest_judgerel.seed001_release", "defined", "`pytest_judgerel.seed001_release`",
+    ("pytest_judgerel.study.release", "defined", "`pytest_judgerel.study.release`",
      "The loader of seed 001's data release (see [study.md](study.md#the-paper-from-its-own-data)); public names "
      "are those defined in it without a leading underscore."),
-    ("pytest_judgerel.study_reproduce", "defined", "`pytest_judgerel.study_reproduce`",
+    ("pytest_judgerel.study.reproduce", "defined", "`pytest_judgerel.study.reproduce`",
      "Seed 001's tables recomputed from its data release and compared with the paper, cell by cell "
      "(`judgerel study reproduce`)."),
 ]
@@ -66,7 +66,7 @@ PURPOSE = {
     "pytest_judgerel.mindeval.AXIS_ABBREVIATIONS": "The five axis abbreviations in the paper's order.",
     "pytest_judgerel.mindeval.load_interactions": "Read interactions written by `save_interactions` (or `output_path=`).",
     "pytest_judgerel.mindeval.load_prompt": "The text of a shipped MindEval prompt file by name.",
-    "pytest_judgerel.study.ERROR_THRESHOLD": "Normalised error above which an item counts as an error (0.1, seed 001 section 5.4).",
+    "pytest_judgerel.study.analysis.ERROR_THRESHOLD": "Normalised error above which an item counts as an error (0.1, seed 001 section 5.4).",
 }
 
 # Errors raised through helpers (not visible as `raise X` in the function body).
@@ -97,7 +97,7 @@ RAISES = {
 RETURNS = {
     "pytest_judgerel.assert_icc_above": "the `ICCResult` (when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_scale_consistent": "the `ScaleConsistencyResult` (when the gate passes, or always in report-only mode)",
-    "pytest_judgerel.assert_agreement": "the `AgreementResult` (`pytest_judgerel.assertions`: `.icc`, `.nmae`, `.groups`)",
+    "pytest_judgerel.assert_agreement": "the `AgreementResult` (`pytest_judgerel.gates.reliability`: `.icc`, `.nmae`, `.groups`)",
     "pytest_judgerel.assert_nmae_below": "the `AgreementResult` whose `.nmae` was gated",
     "pytest_judgerel.assert_position_consistent": "the `PositionBiasResult` it was given (when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_no_length_bias": "the `LengthBiasResult` it was given (when the gate passes, or always in report-only mode)",
@@ -105,7 +105,7 @@ RETURNS = {
     "pytest_judgerel.assert_pass_rate": "the `CorrectedPassRate` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_human_mean_above": "the `PPIMean` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_human_mean_difference": "the `PPIDifference` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
-    "pytest_judgerel.agreement": "an `AgreementResult` (`pytest_judgerel.assertions`): pooled `.icc` and `.nmae`, and `.groups`",
+    "pytest_judgerel.agreement": "an `AgreementResult` (`pytest_judgerel.gates.reliability`): pooled `.icc` and `.nmae`, and `.groups`",
 }
 
 _RAISE_RE = re.compile(r"\braise\s+([A-Z][A-Za-z0-9_]*)")

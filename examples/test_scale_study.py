@@ -13,7 +13,7 @@ them for a real study.
 import pytest
 
 from pytest_judgerel import Judge, load_dataset
-from pytest_judgerel.study import analyse
+from pytest_judgerel.study.analysis import analyse
 
 SCALES = ("0-5", "0-10", "0-100")
 

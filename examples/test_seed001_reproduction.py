@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from pytest_judgerel.study import PANEL_MEAN
-from pytest_judgerel.study_reproduce import reproduce
+from pytest_judgerel.study.analysis import PANEL_MEAN
+from pytest_judgerel.study.reproduce import reproduce
 
 RELEASE = os.environ.get("SEED001_RELEASE_DIR")
 pytestmark = pytest.mark.skipif(not RELEASE, reason="SEED001_RELEASE_DIR is not set: point it at a checkout of "

@@ -6,7 +6,7 @@ Public names are imported lazily (PEP 562) so that ``import pytest_judgerel``
 
 from __future__ import annotations
 
-from ._lazy import lazy_exports
+from ._lazy import MovedModules, lazy_exports
 
 __version__ = "0.1.0"
 
@@ -14,25 +14,25 @@ _EXPORTS = {
     "Ratings": "pytest_judgerel.ratings",
     "Scale": "pytest_judgerel.scales",
     "NAMED_SCALES": "pytest_judgerel.scales",
-    "assert_icc_above": "pytest_judgerel.assertions",
-    "assert_scale_consistent": "pytest_judgerel.assertions",
-    "assert_agreement": "pytest_judgerel.assertions",
-    "assert_nmae_below": "pytest_judgerel.assertions",
-    "agreement": "pytest_judgerel.assertions",
-    "JudgeReliabilityFailure": "pytest_judgerel.assertions",
-    "assert_position_consistent": "pytest_judgerel.probe_assertions",
-    "assert_no_length_bias": "pytest_judgerel.probe_assertions",
-    "assert_no_self_preference": "pytest_judgerel.probe_assertions",
-    "assert_pass_rate": "pytest_judgerel.probe_assertions",
-    "assert_human_mean_above": "pytest_judgerel.human_mean_assertions",
-    "assert_human_mean_difference": "pytest_judgerel.human_mean_assertions",
+    "assert_icc_above": "pytest_judgerel.gates.reliability",
+    "assert_scale_consistent": "pytest_judgerel.gates.reliability",
+    "assert_agreement": "pytest_judgerel.gates.reliability",
+    "assert_nmae_below": "pytest_judgerel.gates.reliability",
+    "agreement": "pytest_judgerel.gates.reliability",
+    "JudgeReliabilityFailure": "pytest_judgerel.gates.reliability",
+    "assert_position_consistent": "pytest_judgerel.gates.probes",
+    "assert_no_length_bias": "pytest_judgerel.gates.probes",
+    "assert_no_self_preference": "pytest_judgerel.gates.probes",
+    "assert_pass_rate": "pytest_judgerel.gates.probes",
+    "assert_human_mean_above": "pytest_judgerel.gates.human_mean",
+    "assert_human_mean_difference": "pytest_judgerel.gates.human_mean",
     "assert_mindeval_score": "pytest_judgerel.mindeval.assertions",
     "assert_judge_agrees_with_humans": "pytest_judgerel.mindeval.assertions",
-    "Judge": "pytest_judgerel.judge",
-    "JudgePanel": "pytest_judgerel.judge",
-    "load_template": "pytest_judgerel.templates",
-    "load_dataset": "pytest_judgerel.datasets",
-    "load_seed001_release": "pytest_judgerel.seed001_release",
+    "Judge": "pytest_judgerel.judging.judge",
+    "JudgePanel": "pytest_judgerel.judging.judge",
+    "load_template": "pytest_judgerel.judging.templates",
+    "load_dataset": "pytest_judgerel.judging.datasets",
+    "load_seed001_release": "pytest_judgerel.study.release",
     "JudgerelError": "pytest_judgerel.errors",
     "ReliabilityError": "pytest_judgerel.errors",
     "RatingsError": "pytest_judgerel.errors",
@@ -45,6 +45,21 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
+
+#: modules that moved into the sub-packages (issue 27): their old import paths keep working
+MOVED_MODULES = {
+    f"pytest_judgerel.{old}": f"pytest_judgerel.{new}"
+    for old, new in {
+        "assertions": "gates.reliability", "probe_assertions": "gates.probes",
+        "human_mean_assertions": "gates.human_mean", "gate_conclusion": "gates.conclusion",
+        "gate_stats": "gates.stability", "judge": "judging.judge", "parsing": "judging.parsing",
+        "datasets": "judging.datasets", "templates": "judging.templates", "settings": "session.settings",
+        "context": "session.context", "recording": "session.recording",
+        "seed001_release": "study.release", "study_reproduce": "study.reproduce",
+        "study_html": "study.html", "study_cli": "study.cli",
+    }.items()
+}
+MovedModules(MOVED_MODULES).install()
 
 __getattr__ = lazy_exports(__name__, _EXPORTS, globals())[0]
 

@@ -48,7 +48,7 @@ def _private_metric_sink():
     """Metric records of the project's own tests (many assert that a gate fails) go to a
     private list, not to the session's judgerel summary, where they would read as failures.
     Runs inside pytester subprocesses are unaffected."""
-    from pytest_judgerel.recording import recording
+    from pytest_judgerel.session.recording import recording
 
     with recording() as rec:
         yield rec.records

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pytest_judgerel import Ratings
-from pytest_judgerel.assertions import agreement, assert_agreement
+from pytest_judgerel.gates.reliability import agreement, assert_agreement
 from pytest_judgerel.errors import ReliabilityError
 
 

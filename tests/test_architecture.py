@@ -223,7 +223,7 @@ def test_the_report_layer_never_reaches_the_pytest_wing():
 def test_a_session_run_alone_builds_the_report(tmp_path):
     from pytest_judgerel.report.build import SessionRun, build_report
     from pytest_judgerel.report.gate import apply_outputs
-    from pytest_judgerel.settings import Settings
+    from pytest_judgerel.session.settings import Settings
 
     settings = Settings(json=str(tmp_path / "r.json"), sources={})
     run = SessionRun(rootpath=str(tmp_path), settings=settings, outcomes={"t::a": "passed", "t::b": "failed"},
@@ -233,3 +233,101 @@ def test_a_session_run_alone_builds_the_report(tmp_path):
     assert report["session"]["outcomes"] == {"passed": 1, "failed": 1} and report["totals"]["calls"] == 2
     assert apply_outputs(run, report) == []  # no output failed; the failed test fails the gate's status
     assert json.loads((tmp_path / "r.json").read_text())["gate"]["status"] == "failed"
+
+
+# ---------------------------------------------------------------- rooms (issue 27)
+def room_of(module: str) -> str:
+    """A sub-package of the package is one room; a top-level module is a room of its own."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else parts[0]
+
+
+def room_graph() -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    for m, deps in _without_parent_packages(graph()).items():
+        rooms.setdefault(room_of(m), set()).update(room_of(d) for d in deps if room_of(d) != room_of(m))
+    return rooms
+
+
+def longest_chain(g: dict[str, set[str]]) -> list[str]:
+    best: dict[str, list[str]] = {}
+
+    def visit(v: str) -> list[str]:
+        if v not in best:
+            best[v] = [v]  # no cycles (checked above), so this never recurses into itself
+            tails = [visit(w) for w in sorted(g.get(v, ()))]
+            best[v] = [v] + max(tails, key=len, default=[])
+        return best[v]
+
+    return max((visit(v) for v in sorted(g)), key=len)
+
+
+def test_rooms_have_no_cycles_and_a_short_longest_chain():
+    g = room_graph()
+    assert not cycles(g), f"cycles between rooms: {cycles(g)}"
+    chain = longest_chain(g)
+    assert len(chain) <= 7, f"longest import chain between rooms is {len(chain)}: {' -> '.join(chain)}"
+
+
+def test_the_top_level_holds_at_most_eight_modules():
+    top = sorted(p.name for p in PKG.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert len(top) <= 8, f"{len(top)} modules at the package's top level: {top}"
+
+
+def _private_imports(name: str, path: Path, known: set[str]) -> list[tuple[str, str]]:
+    """(target module, name) for every ``_private`` name or module a module imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _resolve(name, path.name == "__init__.py", node.level, node.module) if node.level else (
+                node.module or "")
+            if not base.startswith("pytest_judgerel"):
+                continue
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                target = full if full in known else base
+                private_module = any(p.startswith("_") and not p.startswith("__") for p in target.split("."))
+                if (a.name.startswith("_") and not a.name.startswith("__")) or private_module:
+                    out.append((target, a.name))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("pytest_judgerel") and any(
+                        p.startswith("_") and not p.startswith("__") for p in a.name.split(".")):
+                    out.append((a.name, a.name))
+    return out
+
+
+# the two private helpers of the top level that every room may use: the package's lazy-name
+# table and its one home of file writes
+SHARED_PRIVATE = {"pytest_judgerel._lazy", "pytest_judgerel._io"}
+
+
+def test_no_private_name_crosses_rooms():
+    mods = modules()
+    known = set(mods)
+    crossing = []
+    for name, path in mods.items():
+        for target, attr in _private_imports(name, path, known):
+            if target in SHARED_PRIVATE or room_of(target) == room_of(name):
+                continue
+            crossing.append(f"{name} imports {attr} from {target}")
+    assert not crossing, "private names crossing rooms:\n" + "\n".join(sorted(crossing))
+
+
+def test_no_class_is_over_400_lines():
+    big = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 400:
+                big.append(f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert not big, big
+
+
+def test_old_module_paths_still_import_the_moved_modules():
+    code = ("import warnings, importlib; warnings.simplefilter('ignore'); "
+            "import pytest_judgerel; "
+            "bad = [o for o, n in pytest_judgerel.MOVED_MODULES.items() "
+            "if importlib.import_module(o) is not importlib.import_module(n)]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

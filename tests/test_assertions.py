@@ -11,8 +11,8 @@ from pytest_judgerel import (
     assert_nmae_below,
     assert_scale_consistent,
 )
-from pytest_judgerel.recording import recording
-from pytest_judgerel.judge import JudgeFailure
+from pytest_judgerel.session.recording import recording
+from pytest_judgerel.judging.judge import JudgeFailure
 
 SF = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
 

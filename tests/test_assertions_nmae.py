@@ -7,7 +7,7 @@ result with its own recorded value and used only 1-5 data read back through the 
 import pytest
 
 from pytest_judgerel import JudgeReliabilityFailure, Ratings, assert_nmae_below
-from pytest_judgerel.recording import recording
+from pytest_judgerel.session.recording import recording
 from pytest_judgerel.errors import ReliabilityError
 
 

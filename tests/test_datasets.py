@@ -9,9 +9,9 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from pytest_judgerel.datasets import HumanDataset, available, load_dataset
+from pytest_judgerel.judging.datasets import HumanDataset, available, load_dataset
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.templates import TEMPLATES, render
+from pytest_judgerel.judging.templates import TEMPLATES, render
 
 NAMES = ["convabuse", "squality", "stsb", "summeval_op"]
 

@@ -87,7 +87,7 @@ def _reply(request) -> str:
 PATHS = """
 import pytest
 from pytest_judgerel import Judge, load_dataset
-from pytest_judgerel.study import run_study
+from pytest_judgerel.study.analysis import run_study
 
 ITEMS = [{"sentence1": f"a{i}", "sentence2": "b"} for i in range(4)]
 

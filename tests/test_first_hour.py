@@ -622,7 +622,7 @@ def test_export_last_run_drops_the_answers_of_a_changed_prompt(pytester, tmp_pat
 
 # ---------------------------------------------------------------- 14. templates and scripts explain themselves
 def test_a_template_asking_for_decimals_needs_its_fractional_header():
-    from pytest_judgerel.templates import load_template, parse_template
+    from pytest_judgerel.judging.templates import load_template, parse_template
 
     copied = "\n".join(line for line in load_template("summeval").text.splitlines()
                        if not line.startswith("# fractional"))

@@ -1,6 +1,6 @@
 """One gate conclusion (issue 21 item 2): every gate, MindEval's included, records, honours
 report-only, --judgerel-require-stable and --judgerel-max-parse-failures, and raises through
-pytest_judgerel.gate_conclusion."""
+pytest_judgerel.gates.conclusion."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_judgerel.assertions import JudgeReliabilityFailure
+from pytest_judgerel.gates.reliability import JudgeReliabilityFailure
 from pytest_judgerel.mindeval.assertions import assert_judge_agrees_with_humans, assert_mindeval_score
-from pytest_judgerel.recording import recording
+from pytest_judgerel.session.recording import recording
 
 ROOT = Path(__file__).resolve().parents[1]
 AXES = ("CAC", "EPC", "AR", "TRA", "ASCQ")
@@ -66,12 +66,12 @@ def test_the_parse_failure_limit_governs_the_human_agreement_gate():
 def test_every_gate_module_concludes_through_the_one_module():
     """No gate module records, marks report-only or raises the failure itself."""
     gates = [ROOT / "pytest_judgerel" / name for name in
-             ("assertions.py", "probe_assertions.py", "mindeval/assertions.py")]
+             ("gates/reliability.py", "gates/probes.py", "gates/human_mean.py", "mindeval/assertions.py")]
     for path in gates:
         text = path.read_text()
         for pattern in (r"JudgeReliabilityFailure\(", r"\.record\(", r"report_only\"\]\s*=", r"require_stable"):
             assert not re.search(pattern, text), f"{path.name} concludes by itself: {pattern}"
-        assert "gate_conclusion" in text
+        assert "conclusion import" in text
 
 
 def test_options_reach_a_mindeval_gate_in_a_pytest_session(pytester):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pytest_judgerel import JudgeReliabilityFailure, assert_agreement, assert_icc_above, assert_scale_consistent
-from pytest_judgerel.recording import recording
+from pytest_judgerel.session.recording import recording
 from pytest_judgerel.stats import icc, repeats_needed
 
 

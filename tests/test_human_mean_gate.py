@@ -13,9 +13,9 @@ from pytest_judgerel import (
     assert_human_mean_above,
     assert_human_mean_difference,
 )
-from pytest_judgerel.judge import JudgeFailure
+from pytest_judgerel.judging.judge import JudgeFailure
 from pytest_judgerel.ratings import Ratings
-from pytest_judgerel.recording import recording
+from pytest_judgerel.session.recording import recording
 from pytest_judgerel.report.schema import REPORT_SCHEMA, schema_errors
 from pytest_judgerel.stats import ppi_mean, ppi_mean_difference
 

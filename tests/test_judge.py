@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from pytest_judgerel import Judge, Ratings, assert_icc_above, assert_scale_consistent
-from pytest_judgerel.assertions import JudgeReliabilityFailure
+from pytest_judgerel.gates.reliability import JudgeReliabilityFailure
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.judge import grammar_for
+from pytest_judgerel.judging.judge import grammar_for
 from pytest_judgerel.llm import LLMClient, LLMSettings
 from pytest_judgerel.scales import Scale
 

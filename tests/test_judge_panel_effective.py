@@ -8,7 +8,7 @@ import pytest
 
 from pytest_judgerel import Judge
 from pytest_judgerel.llm import LLMClient, LLMSettings
-from pytest_judgerel.recording import recording
+from pytest_judgerel.session.recording import recording
 from pytest_judgerel.report.build import assemble_report
 from pytest_judgerel.report.html import render_html
 from pytest_judgerel.report.metrics import panel_warnings

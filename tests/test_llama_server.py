@@ -140,7 +140,7 @@ def test_judge_on_the_real_server_rates_every_item_then_replays(pytester, llama,
 def test_both_paths_get_the_same_answers_from_the_real_server(llama, clean_env, tmp_path):
     """Greedy, grammar-constrained calls (temperature 0) through the fast path and through litellm:
     the same answers and token counts; the fast path's cache then replays through litellm."""
-    from pytest_judgerel.judge import grammar_for
+    from pytest_judgerel.judging.judge import grammar_for
     from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
     from pytest_judgerel.scales import Scale
 

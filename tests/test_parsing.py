@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_judgerel.errors import ParseError
-from pytest_judgerel.parsing import (
+from pytest_judgerel.judging.parsing import (
     CAUSES,
     ParseOutcome,
     format_reminder,

@@ -14,7 +14,7 @@ from pytest_judgerel import (
     probes,
 )
 from pytest_judgerel.llm import LLMClient, LLMSettings
-from pytest_judgerel.recording import recording
+from pytest_judgerel.session.recording import recording
 from pytest_judgerel.report.schema import REPORT_SCHEMA
 from pytest_judgerel.stats import JudgeCalibration, corrected_pass_rate
 

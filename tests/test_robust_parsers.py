@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from benchmarks.robust import corpus, judging
 
 from pytest_judgerel.errors import ParseError
-from pytest_judgerel.parsing import CAUSES
+from pytest_judgerel.judging.parsing import CAUSES
 
 CORPUS = corpus.malformed_corpus()
 REPORT = corpus.run_corpus(CORPUS)
@@ -89,7 +89,7 @@ def test_generated_malformed_replies_fail_with_their_cause(parser, seed):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80), st.sampled_from(["number", "json", "axes"]))
 def test_arbitrary_text_is_read_exactly_or_fails_with_a_documented_cause(text, fmt):
-    from pytest_judgerel.parsing import try_parse
+    from pytest_judgerel.judging.parsing import try_parse
     from pytest_judgerel.scales import Scale
 
     scale = Scale(1, 6)

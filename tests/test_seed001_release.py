@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from pytest_judgerel.errors import ConfigError, RatingsError
-from pytest_judgerel.seed001_release import MODELS, SUMMEVAL_READINGS, load_seed001_release
-from pytest_judgerel.study import PANEL_MEAN, analyse
-from pytest_judgerel.study_reproduce import TABLE_ORDER, paper_tables, reproduce
+from pytest_judgerel.study.release import MODELS, SUMMEVAL_READINGS, load_seed001_release
+from pytest_judgerel.study.analysis import PANEL_MEAN, analyse
+from pytest_judgerel.study.reproduce import TABLE_ORDER, paper_tables, reproduce
 
 from seed001_layout import BENCHES, RATERS, SCALES, write_release
 from test_study_panels import _two_way as _icc  # ICC(A,1), ICC(A,k) from seed 001 eqs. 2-3

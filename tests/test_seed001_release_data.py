@@ -14,8 +14,8 @@ import os
 
 import pytest
 
-from pytest_judgerel.study import PANEL_MEAN
-from pytest_judgerel.study_reproduce import reproduce
+from pytest_judgerel.study.analysis import PANEL_MEAN
+from pytest_judgerel.study.reproduce import reproduce
 
 _ENV = "SEED001_RELEASE_DIR"
 

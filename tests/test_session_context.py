@@ -13,10 +13,10 @@ import os
 
 import pytest
 
-from pytest_judgerel.context import SessionContext, activate, current_context
+from pytest_judgerel.session.context import SessionContext, activate, current_context
 from pytest_judgerel.errors import CacheMissError, ConfigError
 from pytest_judgerel.llm.fake_server import FakeLLMServer
-from pytest_judgerel.settings import Settings
+from pytest_judgerel.session.settings import Settings
 
 ITEMS = [{"id": f"i{i}", "sentence1": f"a{i}", "sentence2": "b"} for i in range(4)]
 KEY = "sk-session-key"
@@ -143,7 +143,7 @@ def _grammar_sent(server) -> list[bool]:
 
 def test_constrain_reaches_the_study_runner(servers, tmp_path):
     from pytest_judgerel import load_dataset
-    from pytest_judgerel.study import run_study
+    from pytest_judgerel.study.analysis import run_study
 
     served, trap = servers
     with activate(session(served, tmp_path, constrain="always")):
@@ -156,7 +156,7 @@ def test_constrain_reaches_the_study_runner(servers, tmp_path):
 
 def test_a_session_temperature_that_the_user_set_reaches_the_study(servers, tmp_path):
     from pytest_judgerel import load_dataset
-    from pytest_judgerel.study import run_study
+    from pytest_judgerel.study.analysis import run_study
 
     served, _ = servers
     with activate(session(served, tmp_path, temperature=0.0)):
@@ -209,7 +209,7 @@ def test_mindeval_score_rejects_what_is_not_an_interaction(servers, tmp_path):
 
 # ---------------------------------------------------------------- outside pytest: the environment
 def test_outside_a_session_the_environment_resolves_the_same_way(monkeypatch, tmp_path):
-    from pytest_judgerel import context
+    from pytest_judgerel.session import context
 
     monkeypatch.setattr(context, "_CURRENT", type(context._CURRENT)("judgerel_context_test", default=None))
     monkeypatch.chdir(tmp_path)
@@ -245,7 +245,7 @@ SCENARIO = """
 import os
 import pytest
 from pytest_judgerel import Judge
-from pytest_judgerel.recording import active_recorder
+from pytest_judgerel.session.recording import active_recorder
 
 ITEMS = [{"sentence1": f"a{i}", "sentence2": "b"} for i in range(3)]
 MODULE_JUDGE = Judge(template="stsb", scale="0-5")  # built at import time, during collection
@@ -293,7 +293,7 @@ def test_the_bias_probe_pattern_runs_against_a_session_server(pytester, servers)
         import pytest
         from pytest_judgerel import Judge
         from pytest_judgerel.llm import register_scripted
-        from pytest_judgerel.study import run_study
+        from pytest_judgerel.study.analysis import run_study
         from pytest_judgerel import load_dataset
 
         register_scripted("scripted/two", lambda messages, **kw: "2")

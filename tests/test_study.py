@@ -7,7 +7,7 @@ import pytest
 
 from pytest_judgerel import Ratings, load_dataset
 from pytest_judgerel.llm import LLMClient, LLMSettings, register_scripted, unregister_scripted
-from pytest_judgerel.study import analyse, human_panel_reliability, run_study
+from pytest_judgerel.study.analysis import analyse, human_panel_reliability, run_study
 
 
 @pytest.fixture

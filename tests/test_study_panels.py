@@ -13,7 +13,7 @@ import pytest
 from pytest_judgerel import Ratings, load_dataset
 from pytest_judgerel.errors import ConfigError
 from pytest_judgerel.llm import LLMClient, LLMSettings, register_scripted, unregister_scripted
-from pytest_judgerel.study import PANEL_MEAN, analyse, human_panel_reliability, run_study
+from pytest_judgerel.study.analysis import PANEL_MEAN, analyse, human_panel_reliability, run_study
 
 
 def _two_way(x):

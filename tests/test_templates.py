@@ -9,9 +9,9 @@ from importlib import resources
 import pytest
 
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.parsing import parse_json_scores, parse_score
+from pytest_judgerel.judging.parsing import parse_json_scores, parse_score
 from pytest_judgerel.scales import Scale
-from pytest_judgerel.templates import (
+from pytest_judgerel.judging.templates import (
     SCALE_PLACEHOLDERS,
     TEMPLATES,
     Template,
@@ -81,7 +81,7 @@ def test_template_metadata(name):
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_template_file_starts_with_citation_header(name):
-    text = resources.files("pytest_judgerel.templates").joinpath(f"{name}.txt").read_text(encoding="utf-8")
+    text = resources.files("pytest_judgerel.judging.templates").joinpath(f"{name}.txt").read_text(encoding="utf-8")
     first = text.splitlines()[:2]
     assert first[0] == f"# name: {name}"
     assert first[1].startswith("# source: Weiye Li") and "Table" in first[1]

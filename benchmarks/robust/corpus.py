@@ -376,7 +376,7 @@ def parse_case(case: CorpusCase) -> CorpusOutcome:
 
             value = parse_judge_reply(case.reply)
         else:
-            from pytest_judgerel import parsing
+            from pytest_judgerel.judging import parsing
 
             sc = _scale(case.scale, case.fractional)
             if case.parser == "parse_score":
@@ -391,8 +391,8 @@ def parse_case(case: CorpusCase) -> CorpusOutcome:
 
 
 def try_parse_case(case: CorpusCase) -> CorpusOutcome:
-    """The non-raising entry point (:func:`pytest_judgerel.parsing.try_parse`) on a core-parser case."""
-    from pytest_judgerel.parsing import try_parse
+    """The non-raising entry point (:func:`pytest_judgerel.judging.parsing.try_parse`) on a core-parser case."""
+    from pytest_judgerel.judging.parsing import try_parse
 
     out = try_parse(case.reply, _FMT_OF[case.parser], _scale(case.scale, case.fractional),
                     list(case.keys) if case.keys else None)
@@ -404,7 +404,7 @@ def try_parse_case(case: CorpusCase) -> CorpusOutcome:
 def names_its_cause(outcome: CorpusOutcome) -> bool:
     """A failure names its cause: a documented cause code, and a message that states it
     (core parsers prefix it; MindEval messages name the axis or the missing axes)."""
-    from pytest_judgerel.parsing import CAUSES
+    from pytest_judgerel.judging.parsing import CAUSES
 
     if outcome.cause not in CAUSES or not outcome.message.strip():
         return False

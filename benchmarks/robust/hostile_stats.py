@@ -77,7 +77,7 @@ def hostile_matrices(seed: int = 3) -> dict[str, Any]:
 def _classify(helper: str, case: str, fn: Callable[[], Any]) -> HostileOutcome:
     import warnings
 
-    from pytest_judgerel.assertions import JudgeReliabilityFailure
+    from pytest_judgerel.gates.reliability import JudgeReliabilityFailure
     from pytest_judgerel.errors import JudgerelError
 
     try:
@@ -101,7 +101,7 @@ def hostile_stats_run() -> HostileReport:
     """Every hostile matrix through assert_icc_above, assert_scale_consistent, assert_agreement and
     assert_nmae_below (as the judge side, as the human side, and as one scale of three)."""
     from pytest_judgerel import assert_agreement, assert_icc_above, assert_nmae_below, assert_scale_consistent
-    from pytest_judgerel.recording import recording
+    from pytest_judgerel.session.recording import recording
 
     cases = hostile_matrices()
     clean = cases["clean"]

@@ -82,7 +82,7 @@ def xdist_shared_cache_run(workers: int = 8, n_tests: int = 16, width: int = 12,
     from pytest_judgerel.llm.fake_server import FakeLLMServer
     from pytest_judgerel.llm.cache import open_backend
     from pytest_judgerel.llm.keys import key_from_fields
-    from pytest_judgerel.parsing import parse_score
+    from pytest_judgerel.judging.parsing import parse_score
 
     project = Path(workdir or tempfile.mkdtemp(prefix="judgerel-xdist-"))
     project.mkdir(parents=True, exist_ok=True)

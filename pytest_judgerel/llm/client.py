@@ -342,13 +342,12 @@ class LLMClient:
     # internals ---------------------------------------------------------------------------
     def _guard(self) -> Any:
         """The endpoint whose model must not leave its server: this client's, else the current
-        session's (:mod:`pytest_judgerel.context`), so a client built by hand is covered too."""
+        session's (:mod:`pytest_judgerel.session.context`), so a client built by hand is covered too."""
         if self.endpoint is not None:
             return self.endpoint
-        from pytest_judgerel._current import CURRENT
-        from pytest_judgerel.llm.endpoint import resolve_endpoint
+        from pytest_judgerel.llm.endpoint import ACTIVE_SESSION, resolve_endpoint
 
-        context = CURRENT.get()
+        context = ACTIVE_SESSION.get()
         if context is not None:
             return context.endpoint_or_none()
         try:  # outside a session: the endpoint the environment names (the same resolution)

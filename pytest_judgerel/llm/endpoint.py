@@ -21,13 +21,19 @@ Stdlib only: imported by the plugin at configure time.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from pytest_judgerel.errors import ConfigError
 
-__all__ = ["Endpoint", "resolve_endpoint", "as_endpoint", "default_model", "check_constrain", "is_constrained",
+#: the active session context (anything with ``endpoint_or_none()``), or None outside a session.
+#: :mod:`pytest_judgerel.session.context` sets it; every client's wrong-endpoint guard reads it, so
+#: the LLM layer needs nothing of the session but this variable.
+ACTIVE_SESSION: contextvars.ContextVar[Any] = contextvars.ContextVar("judgerel_context", default=None)
+
+__all__ = ["ACTIVE_SESSION", "Endpoint", "resolve_endpoint", "as_endpoint", "default_model", "check_constrain", "is_constrained",
            "check_api_base", "provider_of", "provider_base_url", "is_in_process", "CONSTRAIN_MODES",
            "PROVIDER_BASE_VARS", "EMBEDDED_LABEL"]
 

@@ -1,10 +1,10 @@
 """Plain assertion helpers for MindEval tests (the plugin wires fixtures and markers around them).
 
 Each helper computes a metric record per statistic and concludes through the one gate
-conclusion of every gate (:mod:`pytest_judgerel.gate_conclusion`): recorded with the active
+conclusion of every gate (:mod:`pytest_judgerel.gates.conclusion`): recorded with the active
 recorder, an unstable pass fails under ``--judgerel-require-stable``, the parse-failure limit
 defaults to ``--judgerel-max-parse-failures``, and a failure raises
-:class:`~pytest_judgerel.assertions.JudgeReliabilityFailure` (an ``AssertionError``) with a
+:class:`~pytest_judgerel.gates.reliability.JudgeReliabilityFailure` (an ``AssertionError``) with a
 readable message, except in report-only mode, where it records and returns.
 """
 
@@ -14,21 +14,21 @@ import math
 from typing import Any, Sequence
 
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.recording import MetricRecord, new_record
+from pytest_judgerel.session.recording import MetricRecord, new_record
 
 __all__ = ["assert_mindeval_score", "assert_judge_agrees_with_humans"]
 
 
 def _finish(records: Sequence[MetricRecord], problems: Sequence[str], title: str) -> None:
-    """Conclude the gate's records (:func:`pytest_judgerel.gate_conclusion.conclude`)."""
-    from pytest_judgerel.gate_conclusion import conclude
+    """Conclude the gate's records (:func:`pytest_judgerel.gates.conclusion.conclude`)."""
+    from pytest_judgerel.gates.conclusion import conclude
 
     conclude(records, f"{title}: " + "; ".join(problems) if problems else None)
 
 
 def _base(kind: str, statistic: str, value: float | None, n: int, threshold: float | None, direction: str,
           passed: bool, stability: Any = None, **extra: Any) -> MetricRecord:
-    from pytest_judgerel.gate_stats import attach_stability
+    from pytest_judgerel.gates.stability import attach_stability
 
     fields: dict[str, Any] = {"statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
                               "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
@@ -58,7 +58,7 @@ def assert_mindeval_score(
     adds severe / non-severe groups to the record (and checks each against ``min_mean``).
     Returns the mean.
     """
-    from pytest_judgerel.gate_conclusion import parse_failure_limit
+    from pytest_judgerel.gates.conclusion import parse_failure_limit
     from pytest_judgerel.mindeval.judge import AXES
     from pytest_judgerel.mindeval.metrics import breakdown, interaction_score
 
@@ -96,7 +96,7 @@ def assert_mindeval_score(
     passed = not problems
     stability = None
     if min_mean is not None and len(values) >= 2:
-        from pytest_judgerel.gate_stats import mean_gate_stability
+        from pytest_judgerel.gates.stability import mean_gate_stability
 
         stability = mean_gate_stability(values, min_mean, "min", "mean", name="mean MindEval score")
     _finish([_base(
@@ -130,7 +130,7 @@ def assert_judge_agrees_with_humans(
     ``scores``) fail the gate (default: the session's ``--judgerel-max-parse-failures``).
     Returns ``{"kendall": ..., "mipsa": ...}`` (only the statistics asked for).
     """
-    from pytest_judgerel.gate_conclusion import parse_failure_limit
+    from pytest_judgerel.gates.conclusion import parse_failure_limit
     from pytest_judgerel.mindeval.metrics import judge_mipsa, kendall_vs_annotators
 
     max_parse_failures = parse_failure_limit(max_parse_failures)

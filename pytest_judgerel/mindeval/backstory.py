@@ -77,11 +77,11 @@ def backstory_request(
     """The :class:`LLMRequest` for one profile's backstory (prompt = Figures 5-6).
 
     ``model``: a litellm model name (with ``api_base``/``api_key``; served by the current
-    session's server, :mod:`pytest_judgerel.context`), an :class:`~pytest_judgerel.llm.Endpoint`
+    session's server, :mod:`pytest_judgerel.session.context`), an :class:`~pytest_judgerel.llm.Endpoint`
     or None (the session's); ``constrain`` as for a judge (``"auto"``: the 4-paragraph grammar on
     the embedded model only, ``"always"``, ``"never"``; None: the session's); ``max_tokens``
     caps the reply (default :data:`BACKSTORY_MAX_TOKENS`; None: no cap)."""
-    from pytest_judgerel.context import current_context, session_endpoint
+    from pytest_judgerel.session.context import current_context, session_endpoint
     from pytest_judgerel.llm import LLMRequest
     from pytest_judgerel.mindeval.prompts import render_profile_prompt
 
@@ -111,7 +111,7 @@ def generate_backstories(
 
     ``model`` is a model name or an :class:`~pytest_judgerel.llm.Endpoint` (model and server);
     ``model``, ``client`` and ``constrain`` default to the current session's
-    (:mod:`pytest_judgerel.context`).
+    (:mod:`pytest_judgerel.session.context`).
     Profiles that already have a backstory are kept unless ``overwrite``.  A reply that is empty
     or failed after the client's own retries (5xx, timeouts, empty content), or (when
     ``require_paragraphs`` is set) does not have that many paragraphs -- the prompt asks for
@@ -128,7 +128,7 @@ def generate_backstories(
     seed = sampling.pop("seed", 0)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ConfigError(f"seed must be an int or None, got {seed!r}")
-    from pytest_judgerel.context import current_context, session_endpoint
+    from pytest_judgerel.session.context import current_context, session_endpoint
 
     ctx = current_context()
     model = session_endpoint(model, sampling.pop("api_base", None), sampling.pop("api_key", None))

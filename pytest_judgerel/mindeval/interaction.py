@@ -306,9 +306,9 @@ async def arun_interactions(
 
     if not isinstance(patient_model, Endpoint) and (not isinstance(patient_model, str) or not patient_model):
         raise ConfigError(f"patient_model must be a litellm model name or an Endpoint, got {patient_model!r}")
-    from pytest_judgerel.context import session_endpoint
+    from pytest_judgerel.session.context import session_endpoint
 
-    # a model name is served by the current session's server (pytest_judgerel.context), an Endpoint as given
+    # a model name is served by the current session's server (pytest_judgerel.session.context), an Endpoint as given
     patient_ep = session_endpoint(patient_model, patient_api_base, patient_api_key)
     profiles = list(profiles)
     ids = [str(getattr(p, "profile_id", None) or i) for i, p in enumerate(profiles)]
@@ -419,7 +419,7 @@ def run_interaction(
         from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint
         from pytest_judgerel.mindeval.backstory import generate_backstories
 
-        from pytest_judgerel.context import session_endpoint
+        from pytest_judgerel.session.context import session_endpoint
 
         writer = as_endpoint(backstory_model) if isinstance(backstory_model, Endpoint) else session_endpoint(
             backstory_model) if backstory_model is not None else session_endpoint(

@@ -276,7 +276,7 @@ class MindEvalJudge:
 
     ``model``: a litellm model name (with ``api_base``/``api_key``; served by the current
     session's server), an :class:`~pytest_judgerel.llm.Endpoint`, or None for the session's
-    (:mod:`pytest_judgerel.context`); ``client`` None: the session's.  ``constrain``:
+    (:mod:`pytest_judgerel.session.context`); ``client`` None: the session's.  ``constrain``:
     grammar-constrain the five-line reply on the embedded model (``"auto"``), on any
     llama.cpp-compatible server (``"always"``) or never; None: the session's.  ``temperature``,
     ``max_tokens`` and ``reask`` left at None take the session's (``--judge-temperature``,
@@ -307,7 +307,7 @@ class MindEvalJudge:
         api_key: str | None = None,
         constrain: str | None = None,
     ):
-        from pytest_judgerel.context import current_context, session_endpoint
+        from pytest_judgerel.session.context import current_context, session_endpoint
         from pytest_judgerel.llm.endpoint import Endpoint
 
         if model is not None and not isinstance(model, Endpoint) and (not isinstance(model, str) or not model):
@@ -355,7 +355,7 @@ class MindEvalJudge:
         grammar = None
         if self.endpoint.constrained(self.constrain):
             # the embedded model only produces the five-line format when constrained to it
-            from pytest_judgerel.judge import grammar_for
+            from pytest_judgerel.judging.judge import grammar_for
             from pytest_judgerel.scales import Scale
 
             grammar = grammar_for("axes", Scale(1, 6, fractional=True), list(AXES.values()))

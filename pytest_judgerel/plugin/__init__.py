@@ -8,7 +8,7 @@ stats, llm, mindeval, report) never imports it.  Its modules:
 * :mod:`.session`: the per-process session (endpoint, client, recorders, collection);
 * :mod:`.fixtures` and :mod:`.mindeval`: the fixtures and the builders behind them.
 
-Records travel from a test's :class:`~pytest_judgerel.recording.Recorder` to the controller
+Records travel from a test's :class:`~pytest_judgerel.session.recording.Recorder` to the controller
 on the test report (``report.judgerel``), with and without pytest-xdist.  Nothing heavy
 (litellm, scipy, diskcache) is imported here.
 """
@@ -29,9 +29,9 @@ from .session import (
     JudgerelSession,
 )
 
-pytest.register_assert_rewrite("pytest_judgerel.assertions")
+pytest.register_assert_rewrite("pytest_judgerel.gates.reliability")
 
-#: the token that restores the context current before this session's (pytest_judgerel.context)
+#: the token that restores the context current before this session's (pytest_judgerel.session.context)
 _CONTEXT_TOKEN = pytest.StashKey[Any]()
 
 
@@ -46,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for line in marker_lines():
         config.addinivalue_line("markers", line)
-    from ..context import enter
+    from ..session.context import enter
 
     session = config.stash[SESSION_KEY] = JudgerelSession(config)
     # from here on, every Judge, probe or MindEval object built without its own endpoint or
@@ -63,7 +63,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         session.close()
     token = config.stash.get(_CONTEXT_TOKEN, None)
     if token is not None:
-        from ..context import leave
+        from ..session.context import leave
 
         leave(token)
 
@@ -113,7 +113,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem):
     """Activate a fresh recorder (with the session's gate settings) around the whole test."""
-    from ..recording import recording
+    from ..session.recording import recording
 
     session = item.config.stash.get(SESSION_KEY, None)
     recorder = session.new_recorder() if session is not None else None
@@ -140,7 +140,7 @@ def pytest_fixture_setup(fixturedef, request):
     session = request.config.stash.get(SESSION_KEY, None)
     if fixturedef.scope == "function" or session is None:
         return (yield)
-    from ..recording import active_recorder
+    from ..session.recording import active_recorder
 
     recorder = active_recorder()
     start = len(recorder.records)

@@ -1,5 +1,5 @@
 """Fixtures of pytest-judgerel (registered by the plugin at configure time), and the builders
-that turn a test's markers into a :class:`~pytest_judgerel.judge.Judge`.
+that turn a test's markers into a :class:`~pytest_judgerel.judging.judge.Judge`.
 
 Every fixture imports what it needs lazily, so a session that uses none of
 them never imports litellm, scipy or diskcache.
@@ -19,11 +19,11 @@ from .session import session_of as _session
 def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, endpoint: Any = None) -> Any:
     """Build the ``judge`` fixture's Judge from markers, options and ini.
 
-    ``endpoint`` is the session's (None: the session context's, :mod:`pytest_judgerel.context`);
+    ``endpoint`` is the session's (None: the session context's, :mod:`pytest_judgerel.session.context`);
     a judge marker's ``model``/``api_base`` refine it, and a marker naming an in-process model
     (``scripted/...``) gets no server.
     """
-    from ..judge import Judge
+    from ..judging.judge import Judge
     from ..llm.endpoint import resolve_endpoint
     from .markers import marker_scales
 
@@ -66,7 +66,7 @@ def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, en
 def panel_from_node(node: Any, client: Any, settings: Any, endpoint: Any = None) -> Any:
     """The ``judge_panel`` fixture: the judge configuration over the marker's models (same server)."""
     from ..errors import ConfigError
-    from ..judge import JudgePanel
+    from ..judging.judge import JudgePanel
 
     mark = node.get_closest_marker("judge_panel")
     if mark is None:
@@ -111,7 +111,7 @@ def judgerel_client(pytestconfig: pytest.Config):
 def scale(request: pytest.FixtureRequest):
     """The grading scale of this test: one of ``@pytest.mark.scale(...)`` (parametrized),
     else ``0-5`` (seed 001: human-LLM alignment is highest on 0-5)."""
-    from ..judge import DEFAULT_SCALE
+    from ..judging.judge import DEFAULT_SCALE
     from .markers import marker_scales
     from ..scales import Scale
 
@@ -121,7 +121,7 @@ def scale(request: pytest.FixtureRequest):
 
 @pytest.fixture
 def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
-    """A :class:`~pytest_judgerel.judge.Judge` configured from the test's markers
+    """A :class:`~pytest_judgerel.judging.judge.Judge` configured from the test's markers
     (``judge``, ``scale``, ``axis``, ``repeats``), the options and the ini file."""
     scale_value = request.getfixturevalue("scale") if "scale" in request.fixturenames else None
     return judge_from_node(request.node, judgerel_client, judgerel_settings, scale=scale_value)
@@ -129,7 +129,7 @@ def judge(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
 
 @pytest.fixture
 def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settings):
-    """A :class:`~pytest_judgerel.judge.JudgePanel`: the ``judge`` configuration over every
+    """A :class:`~pytest_judgerel.judging.judge.JudgePanel`: the ``judge`` configuration over every
     model named in ``@pytest.mark.judge_panel(...)`` (seed 001's LLM panel), on the session's server."""
     return panel_from_node(request.node, judgerel_client, judgerel_settings)
 
@@ -137,7 +137,7 @@ def judge_panel(request: pytest.FixtureRequest, judgerel_client, judgerel_settin
 @pytest.fixture(scope="session")
 def human_ratings(pytestconfig: pytest.Config) -> Callable[..., Any]:
     """Load a human-rated data set: ``human_ratings("squality", criterion="overall")``
-    returns a :class:`~pytest_judgerel.datasets.HumanDataset` (``.ratings()``, ``.items``);
+    returns a :class:`~pytest_judgerel.judging.datasets.HumanDataset` (``.ratings()``, ``.items``);
     a path to a CSV or JSONL file of long records (relative to the rootdir, like every path
     the plugin reads) returns :class:`~pytest_judgerel.Ratings`."""
 
@@ -150,7 +150,7 @@ def human_ratings(pytestconfig: pytest.Config) -> Callable[..., Any]:
             path = input_path(text, "ratings", base=pytestconfig.rootpath)
             return Ratings.from_jsonl(path, **kwargs) if path.suffix in (".jsonl", ".json") \
                 else Ratings.from_csv(path, **kwargs)
-        from ..datasets import load_dataset
+        from ..judging.datasets import load_dataset
 
         return load_dataset(text, **kwargs)
 

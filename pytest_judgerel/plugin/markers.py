@@ -115,7 +115,7 @@ def _panel_args(args: tuple, kwargs: dict) -> Iterator[str]:
 
 
 #: The markers, by name: the one home of their signatures, help, types and checks.  The
-#: ``judge`` marker's keywords are :class:`~pytest_judgerel.judge.Judge` arguments.
+#: ``judge`` marker's keywords are :class:`~pytest_judgerel.judging.judge.Judge` arguments.
 MARKERS: dict[str, MarkerSpec] = {spec.name: spec for spec in (
     MarkerSpec("judge", "**Judge arguments", "configure the `judge` fixture of this test: model, template, "
                "temperature, max_tokens, seed, top_p, system, axes, api_base, namespace, reask, constrain", {

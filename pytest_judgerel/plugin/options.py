@@ -1,6 +1,6 @@
 """The pytest side of the settings: register every option and ini key of
-:data:`pytest_judgerel.settings.OPTIONS`, and resolve a config's :class:`~pytest_judgerel.settings.Settings`
-(command line > ini > environment > default, :func:`pytest_judgerel.settings.resolve`).
+:data:`pytest_judgerel.session.settings.OPTIONS`, and resolve a config's :class:`~pytest_judgerel.session.settings.Settings`
+(command line > ini > environment > default, :func:`pytest_judgerel.session.settings.resolve`).
 
 Stdlib only (and the core's small settings module): imported by every pytest run of a user who
 has the plugin installed.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..settings import OPTIONS, Opt, Settings, resolve
+from ..session.settings import OPTIONS, Opt, Settings, resolve
 
 __all__ = ["Settings", "Opt", "OPTIONS", "add_options", "resolve_settings"]
 

@@ -1,5 +1,5 @@
 """The per-process judgerel session: settings, endpoint, the shared LLM client, each test's
-:class:`~pytest_judgerel.recording.Recorder`, and the controller-side collection of records.
+:class:`~pytest_judgerel.session.recording.Recorder`, and the controller-side collection of records.
 
 A plain object kept on ``config.stash[SESSION_KEY]``; the hooks that drive it are all in
 :mod:`pytest_judgerel.plugin`.  Workers (pytest-xdist) only attach records to their test
@@ -77,10 +77,10 @@ class JudgerelSession:
         self.gate_reasons: list[str] = []
         self.report: dict[str, Any] | None = None
         self.started = time.time()
-        from ..context import SessionContext
+        from ..session.context import SessionContext
 
         # the session's endpoint, client and request settings, current from configure to unconfigure
-        # (pytest_judgerel.context): every Judge, probe and MindEval role built without its own uses them
+        # (pytest_judgerel.session.context): every Judge, probe and MindEval role built without its own uses them
         self.context = SessionContext(self.settings, run_id=self.run_id)
         self.progress = None
         if not self.is_worker and self.settings.progress:
@@ -127,7 +127,7 @@ class JudgerelSession:
     # ------------------------------------------------------------ recorders
     def new_recorder(self):
         """A recorder for one test, carrying the session's gate settings."""
-        from ..recording import Recorder
+        from ..session.recording import Recorder
 
         return Recorder(report_only=bool(self.settings.report_only),
                         max_parse_failures=int(self.settings.max_parse_failures),

@@ -105,11 +105,11 @@ def length_bias(judge: Any, items: Any, *, field: str = "answer", pad: Callable[
     must make the text longer.  With ``repeats`` > 1 each version is the mean of that many
     samples per item.  Uses ``judge.rate``: the judge's template, scale, model and client.
     """
-    from ..judge import _items
+    from ..judging.judge import item_rows
     from ..stats.bias import paired_shift
 
     padder = pad or verbose_padding
-    rows = _items(items)
+    rows = item_rows(items)
     templ_fields = getattr(getattr(judge, "_template", None), "fields", ())
     if templ_fields and field not in templ_fields:
         raise ConfigError(f"length_bias pads field {field!r}, which template {judge.template_name!r} does not use "

@@ -5,7 +5,7 @@ the reply ends with ``[[A]]`` (assistant A's answer is better), ``[[B]]`` or ``[
 MT-Bench's own reader takes the first of ``[[A]]``, ``[[B]]``, ``[[C]]`` found in that order, so
 a reply naming both A and B counts as A; ours never guesses:
 
-* ``<think>`` blocks are dropped (as by :mod:`pytest_judgerel.parsing`);
+* ``<think>`` blocks are dropped (as by :mod:`pytest_judgerel.judging.parsing`);
 * every ``[[A]]``, ``[[B]]``, ``[[C]]`` (letters in either case, spaces inside the brackets
   allowed) is a candidate; one distinct verdict, however often repeated, is the answer;
   two different ones are ``ambiguous``;
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigError, ParseError
-from ..parsing import quote_reply
+from ..judging.parsing import quote_reply
 
 __all__ = ["PAIRWISE_TEMPLATE", "PAIRWISE_CAUSES", "parse_pairwise_verdict", "pairwise_template",
            "PAIRWISE_GRAMMAR"]
@@ -84,7 +84,7 @@ def parse_pairwise_verdict(reply: Any) -> str:
 
 def pairwise_template(spec: Any = None, fields: Sequence[str] = ("answer_a", "answer_b")) -> Any:
     """The pairwise template ``spec`` (default: the shipped MT-Bench one), checked for ``fields``."""
-    from ..templates import load_template
+    from ..judging.templates import load_template
 
     t = load_template(Path(PAIRWISE_TEMPLATE) if spec is None else spec)
     if t.output != "pairwise":
@@ -138,7 +138,7 @@ REMINDER = ("Your previous reply could not be read as a verdict. Reply with only
 def judge_pairs(judge: Any, requests: Sequence[Any]) -> list[tuple[str | None, Any, Any, bool]]:
     """Send ``requests`` through the judge's client; parse each reply (re-asking once when the
     judge re-asks).  Returns ``(verdict or None, final response, ParseError or None, reasked)``."""
-    client = judge._client()
+    client = judge.client
     responses = client.complete_many(list(requests))
     out: list[Any] = []
     retry: list[int] = []

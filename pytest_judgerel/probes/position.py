@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..recording import active_recorder, new_record
+from ..session.recording import active_recorder, new_record
 from ..errors import ConfigError
 
 __all__ = ["PositionBiasResult", "position_bias"]
@@ -86,15 +86,15 @@ def position_bias(judge: Any, pairs: Any, *, template: Any = None,
     ``fields``: the two answer fields that are swapped.  The calls use ``judge.model``,
     ``judge.api_base``, ``judge.api_key``, its sampling settings, namespace and client.
     """
-    from ..judge import JudgeFailure, _items
+    from ..judging.judge import JudgeFailure, item_rows
     from ..stats.bias import position_consistency
-    from ..templates import render
+    from ..judging.templates import render
     from .pairwise import build_request, judge_pairs, pairwise_fingerprint, pairwise_template
 
     if len(fields) != 2 or fields[0] == fields[1]:
         raise ConfigError(f"fields must name the two answer fields to swap, got {fields!r}")
     tmpl = pairwise_template(template, fields)
-    rows = _items(pairs)
+    rows = item_rows(pairs)
     a, b = fields
     requests = []
     for _pid, pair in rows:

@@ -28,7 +28,7 @@ CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "corrupt", "prompt_
 class SessionRun:
     """What the report layer needs of a finished session, as plain data (never pytest's or the
     plugin's objects): the rootdir that relative output paths are anchored at, the settings
-    (:class:`~pytest_judgerel.settings.Settings`), every test entry with records
+    (:class:`~pytest_judgerel.session.settings.Settings`), every test entry with records
     (``{nodeid, outcome, records, calls, worker}``), every test's outcome, the crashed and
     interrupted state, the session endpoint's description, calls that no test carried and
     pytest's exit status."""

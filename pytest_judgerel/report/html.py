@@ -27,7 +27,7 @@ INK = "#263238"
 GRID = "#cfd8dc"
 MUTED = "#90a4ae"
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#263238;background:#fafafa}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #cfd8dc}
 h3{font-size:15px;margin:18px 0 6px;font-family:ui-monospace,monospace;word-break:break-all}
@@ -375,7 +375,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             "<title>pytest-judgerel report</title>"
-            f"<style>{_CSS}</style></head><body>"
+            f"<style>{CSS}</style></head><body>"
             f"<h1>pytest-judgerel report</h1><div class='meta'>{meta}</div>"
             + "".join(banners)
             + f"<div class='card'>{escape(totals_line(report.get('totals', {})))}</div>"

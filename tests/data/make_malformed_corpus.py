@@ -8,7 +8,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from pytest_judgerel.parsing import try_parse
+from pytest_judgerel.judging.parsing import try_parse
 from pytest_judgerel.scales import Scale
 
 SUMM = ["relevance", "coherence", "fluency", "consistency", "overall"]

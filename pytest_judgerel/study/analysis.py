@@ -32,9 +32,9 @@ that item on that scale from the rows that need it and from nothing else: by def
 a scale are compared on the same items, and from that judge's inter-scale consistency; it
 stays in the human panels, the other scales and the other judges' consistency, and
 :attr:`StudyResult.dropped` says where it was left out.  ``run_study`` does the LLM calls through
-:class:`~pytest_judgerel.judge.Judge` (cached, concurrent) at temperature 1 by default, as
+:class:`~pytest_judgerel.judging.judge.Judge` (cached, concurrent) at temperature 1 by default, as
 the paper does (section 4.3); ``analyse`` takes ratings you already have, so the statistics
-run without any model (:mod:`pytest_judgerel.seed001_release` loads the paper's own).
+run without any model (:mod:`pytest_judgerel.study.release` loads the paper's own).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import ConfigError, RatingsError, ReliabilityError
-from .ratings import Ratings
+from ..errors import ConfigError, RatingsError, ReliabilityError
+from ..ratings import Ratings
 
 ERROR_THRESHOLD = 0.1
 """Items whose |judge - human| / range exceeds this are listed (seed 001, section 5.4)."""
@@ -216,8 +216,8 @@ def human_panel_reliability(ratings: Ratings, benchmark: str | None = "") -> Pan
     computed on every rating with the unequal-group ANOVA (:func:`~pytest_judgerel.stats.icc_oneway`,
     ``n0`` effective raters per item).
     """
-    from .stats.icc import icc
-    from .stats.oneway import icc_oneway
+    from ..stats.icc import icc
+    from ..stats.oneway import icc_oneway
 
     values = ratings.values
     if not np.isnan(values).any():
@@ -251,7 +251,7 @@ def _judge_unit(r: Ratings) -> np.ndarray:
 
 def _agree(model, scale, bench, subgroup, judge_unit, human_unit, ids, errors_out,
            temperature=None) -> AgreementRow:
-    from .stats.icc import icc
+    from ..stats.icc import icc
 
     diff = np.abs(judge_unit - human_unit)
     nmae = float(diff.mean())
@@ -270,7 +270,7 @@ def _agree(model, scale, bench, subgroup, judge_unit, human_unit, ids, errors_ou
 
 
 def _panel(bench: str | None, x: np.ndarray, note: str = "") -> PanelReliability:
-    from .stats.icc import icc
+    from ..stats.icc import icc
 
     return PanelReliability(bench, icc(x, form="A,1"), icc(x, form="A,k"), ("A,1", "A,L"), note)
 
@@ -527,7 +527,7 @@ def _llm_panel(res: StudyResult, humans: _Humans, units, models: list[str], scal
 def _consistency(res: StudyResult, judged: Mapping[tuple[str, str, str], Ratings], models: list[str],
                  scales: list[str], benches: list[str]) -> None:
     """Inter-scale consistency per model and benchmark on the items scored on every scale."""
-    from .stats.consistency import scale_consistency
+    from ..stats.consistency import scale_consistency
 
     for model in models:
         for bench in benches:
@@ -629,13 +629,13 @@ def run_study(
     each data set's own template is used unless ``judge_kwargs`` names one.  ``temperature``:
     the session's ``--judge-temperature`` when set, else 1.0, the paper's setting (seed 001
     section 4.3).  ``endpoint``: the server that answers the models (default: the current
-    session's, :mod:`pytest_judgerel.context`; its ``api_base`` and key serve every model of the
+    session's, :mod:`pytest_judgerel.session.context`; its ``api_base`` and key serve every model of the
     panel, an in-process model excepted).  ``client``, constrain, max tokens and re-ask: the
     session's unless ``client``/``judge_kwargs`` say otherwise.
     """
-    from .context import current_context
-    from .judge import Judge
-    from .llm.endpoint import resolve_endpoint
+    from ..session.context import current_context
+    from ..judging.judge import Judge
+    from ..llm.endpoint import resolve_endpoint
 
     if judge_kwargs and "temperature" in judge_kwargs:
         raise ConfigError("pass the sampling temperature as run_study(temperature=...), not in judge_kwargs")

@@ -20,9 +20,9 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
-from .llm.backend import CACHE_MODES
-from .llm.endpoint import CONSTRAIN_MODES, check_api_base
-from .llm.wire import BACKENDS
+from ..llm.backend import CACHE_MODES
+from ..llm.endpoint import CONSTRAIN_MODES, check_api_base
+from ..llm.wire import BACKENDS
 
 __all__ = ["Settings", "Opt", "OPTIONS", "resolve", "settings_from_env"]
 
@@ -174,7 +174,7 @@ _ROOTDIR_PATHS = ("cache_dir", "history_dir")
 
 
 def _read(o: Opt, raw: Any, source: str) -> Any:
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     try:
         value = o.type(raw) if not isinstance(raw, bool) or o.type is _bool else raw

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from ..errors import ConfigError
-from ..scales import Scale, ScaleLike, number_text
+from ...errors import ConfigError
+from ...scales import Scale, ScaleLike, number_text
 
-#: replies that carry scores (parsed by :mod:`pytest_judgerel.parsing`), and every output a
+#: replies that carry scores (parsed by :mod:`pytest_judgerel.judging.parsing`), and every output a
 #: template may declare (``pairwise``: an A/B/tie verdict, parsed by ``probes.pairwise``)
 SCORE_OUTPUTS = ("number", "json", "axes")
 OUTPUT_FORMATS = SCORE_OUTPUTS + ("pairwise",)
@@ -250,7 +250,7 @@ def load_template(spec: "Template | str | Path") -> Template:
     if isinstance(spec, Template):
         return spec
     if isinstance(spec, Path):
-        from .._io import input_path
+        from ..._io import input_path
 
         spec = input_path(spec, "template")
         return parse_template(spec.read_text(encoding="utf-8"), name=spec.stem, path=str(spec))
@@ -263,7 +263,7 @@ def load_template(spec: "Template | str | Path") -> Template:
         if p.is_file():
             return parse_template(p.read_text(encoding="utf-8"), name=p.stem, path=str(p))
         if spec.endswith(".txt") or "/" in spec or "\\" in spec:
-            from .._io import input_path
+            from ..._io import input_path
 
             input_path(spec, "template")  # raises: says what the path was relative to
         raise ConfigError(

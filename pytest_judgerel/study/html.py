@@ -6,12 +6,12 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from .report.html import _CSS, svg_scatter
-from .study_reproduce import TABLE_ORDER, TOLERANCE, paper_tables
+from ..report.html import CSS, svg_scatter
+from .reproduce import TABLE_ORDER, TOLERANCE, paper_tables
 
 
 def reproduction_html(rep: Any) -> str:
-    """HTML of a :class:`~pytest_judgerel.study_reproduce.Reproduction`."""
+    """HTML of a :class:`~pytest_judgerel.study.reproduce.Reproduction`."""
     tabs = paper_tables()["tables"]
     main = ("2", "3", "4a", "4b", "6", "14", "15")
     ok, n = rep.count(main)
@@ -20,7 +20,7 @@ def reproduction_html(rep: Any) -> str:
     cls = "ok" if ok == n else "fail"
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>seed 001 reproduced from its data release</title>",
-        f"<style>{_CSS} td.num{{text-align:right;font-family:ui-monospace,monospace}} td.miss{{background:#ffebee}}"
+        f"<style>{CSS} td.num{{text-align:right;font-family:ui-monospace,monospace}} td.miss{{background:#ffebee}}"
         "</style></head><body>",
         "<h1>Seed 001 reproduced from the authors' data release</h1>",
         f"<div class='meta'>{escape(paper_tables()['source'].rstrip('.'))}; SummEval reading {escape(rep.summeval_reading)!s}; "

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .errors import ReliabilityError
+from ..errors import ReliabilityError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .recording import MetricRecord
+    from ..session.recording import MetricRecord
 
 __all__ = ["N_BOOT", "SEED", "RERUNS", "GateStability", "icc_gate_stability", "scale_gate_stability", "agreement_gate_stability",
            "mean_gate_stability", "repeats_plan", "attach_stability"]
@@ -53,7 +53,7 @@ def _combined(tests: list[Callable[[np.ndarray], np.ndarray]]) -> Callable[[np.n
 
 def _icc_passes(form: str, use: str, confidence: float, threshold: float, columns: Any = None
                 ) -> Callable[[np.ndarray], np.ndarray]:
-    from .stats.icc_batch import icc_statistic, icc_values
+    from ..stats.icc_batch import icc_statistic, icc_values
 
     if use == "estimate":
         def test(stack: np.ndarray) -> np.ndarray:
@@ -87,7 +87,7 @@ class GateStability:
 
 def _stability(tests: list[Callable[[np.ndarray], np.ndarray]], matrix: np.ndarray, resample: str,
                name: str) -> Any:
-    from .stats.stability import verdict_stability
+    from ..stats.stability import verdict_stability
 
     statistic = _combined(tests)
     statistic.name = name  # type: ignore[attr-defined]
@@ -198,7 +198,7 @@ def mean_gate_stability(values: Any, threshold: float, direction: str, bound: st
 def repeats_plan(result: Any, threshold: float) -> Any:
     """Samples per item whose mean reaches ``threshold``, from a single-sample ICC result (with its
     CI); None for average-measure forms or when it cannot be computed."""
-    from .stats.planning import repeats_needed
+    from ..stats.planning import repeats_needed
 
     form = str(getattr(result, "form", ""))
     if form.endswith("k") or not 0 < threshold < 1:

@@ -21,10 +21,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .recording import active_recorder, new_record
-from .errors import ConfigError
-from .ratings import Ratings
-from .scales import Scale, ScaleLike, number_text
+from ..session.recording import active_recorder, new_record
+from ..errors import ConfigError
+from ..ratings import Ratings
+from ..scales import Scale, ScaleLike, number_text
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Judge:
 
     The server is ``endpoint`` (see :class:`~pytest_judgerel.llm.Endpoint`); ``model``/
     ``api_base``/``api_key`` refine it.  Without an endpoint, the current session's is refined
-    (:mod:`pytest_judgerel.context`: inside pytest the session's ``--judge-model`` and
+    (:mod:`pytest_judgerel.session.context`: inside pytest the session's ``--judge-model`` and
     ``--judge-api-base``; outside, ``JUDGEREL_MODEL``/``JUDGEREL_API_BASE``, a provider's
     base-URL variable, else the embedded model); a named in-process model never inherits a
     server.  Without a ``client``, the session's (cache mode, cache folder, concurrency).
@@ -99,8 +99,8 @@ class Judge:
     _mode: str = field(init=False, repr=False, compare=False, default="auto")
 
     def __post_init__(self) -> None:
-        from .context import current_context
-        from .llm.endpoint import resolve_endpoint
+        from ..session.context import current_context
+        from ..llm.endpoint import resolve_endpoint
         from .templates import load_template
 
         self._template = load_template(self.template)
@@ -129,7 +129,7 @@ class Judge:
             raise ConfigError(f"template {self._template.name!r} has output {self.output!r} but no axes/keys")
         if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
             raise ConfigError(f"repeats must be an integer >= 1, got {self.repeats!r}")
-        from .llm.endpoint import check_constrain
+        from ..llm.endpoint import check_constrain
 
         self._mode = check_constrain(self.constrain)
         self._n_repeats = self.repeats
@@ -186,7 +186,7 @@ class Judge:
 
     def _constrained(self, model: str) -> bool:
         """Whether replies of ``model`` are grammar-constrained (see ``constrain``)."""
-        from .llm.endpoint import is_constrained
+        from ..llm.endpoint import is_constrained
 
         return is_constrained(self._mode, model)
 
@@ -212,7 +212,7 @@ class Judge:
         if aggregate not in (None, "mean"):
             raise ConfigError(f"aggregate must be None or 'mean', got {aggregate!r}")
         sc = self._judge_scale(scale) if scale is not None else self._grading
-        rows = _items(items)
+        rows = item_rows(items)
         columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
         ratings = self._run(rows, columns, sc, design="repeats", repeats=n)
         if aggregate is None:
@@ -232,7 +232,7 @@ class Judge:
         chosen = [self._judge_scale(s) for s in (scales or self.scales)]
         if len(chosen) < 2:
             raise ConfigError(f"rate_scales needs at least two scales, got {[s.name for s in chosen]}")
-        rows = _items(items)
+        rows = item_rows(items)
         out = {}
         calls = []
         for sc in chosen:
@@ -251,7 +251,7 @@ class Judge:
             raise ConfigError("rate_panel needs at least one model")
         if len(set(models)) != len(models):
             raise ConfigError(f"rate_panel got a model twice: {list(models)}")
-        rows = _items(items)
+        rows = item_rows(items)
         cols = [(f"{m}#r{r}", dict(model=m, sample_index=r)) for m in models for r in range(repeats)]
         results = self._run_many(rows, cols)
         mats = []
@@ -275,8 +275,8 @@ class Judge:
     def _record_panel(self, values: np.ndarray, models: Sequence[str]) -> None:
         """A ``judge_panel`` record: how many independent judges the panel is worth (errors against
         the leave-one-out panel mean; :func:`pytest_judgerel.stats.effective_judges`)."""
-        from .errors import ReliabilityError
-        from .stats.effective import effective_judges
+        from ..errors import ReliabilityError
+        from ..stats.effective import effective_judges
 
         fields: dict[str, Any] = {"judge": self.fingerprint(), "models": list(models), "k": len(models),
                                   "items": int(values.shape[0]), "effective_judges": None,
@@ -293,7 +293,7 @@ class Judge:
                           ) -> dict[float, Ratings]:
         """Rate at each temperature (seed 001 Table 6): ``{temperature: items x repeats}``."""
         n = self._n_repeats if repeats is None else repeats
-        rows = _items(items)
+        rows = item_rows(items)
         cols = [(f"t{t}/r{r}", dict(temperature=float(t), sample_index=r)) for t in temperatures for r in range(n)]
         results = self._run_many(rows, cols)
         return {
@@ -316,7 +316,7 @@ class Judge:
 
     def _request(self, item: Mapping[str, Any], *, scale: Scale, sample_index: int = 0,
                  model: str | None = None, temperature: float | None = None):
-        from .llm import LLMRequest
+        from ..llm import LLMRequest
         from .templates import render
 
         messages = [m for m in render(self._template, item, scale)
@@ -336,14 +336,11 @@ class Judge:
             metadata={"test": self.test_id} if self.test_id else {},
         )
 
-    def _client(self):
-        return self.client
-
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
         """Send every (item, column) call at once; parse; re-ask failures once if enabled."""
         from .parsing import format_reminder, try_parse
 
-        client = self._client()
+        client = self.client
         calls: list[_Call] = []
         for i, (_iid, item) in enumerate(rows):
             for col, kw in columns:
@@ -477,11 +474,11 @@ def _gesc(text: str) -> str:
 
 
 # ---------------------------------------------------------------------- items
-def _items(items: Any) -> list[tuple[str, Mapping[str, Any]]]:
+def item_rows(items: Any) -> list[tuple[str, Mapping[str, Any]]]:
     """Normalise items to [(item id, fields)]; ids from 'id'/'item_id' or the position.
 
     Accepts a sequence of mappings, a mapping ``{id: fields}`` or an object with an
-    ``items`` list (e.g. a :class:`~pytest_judgerel.datasets.HumanDataset`).
+    ``items`` list (e.g. a :class:`~pytest_judgerel.judging.datasets.HumanDataset`).
     """
     if not isinstance(items, Mapping):
         inner = getattr(items, "items", None)

@@ -18,8 +18,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping, Sequence
 
-from .errors import ConfigError
-from .scales import Scale
+from ..errors import ConfigError
+from ..scales import Scale
 
 LAYOUTS = ("raters", "slots")
 
@@ -113,7 +113,7 @@ class HumanDataset:
 
     def ratings(self):
         """The matrix as a :class:`pytest_judgerel.ratings.Ratings` (kind = human)."""
-        from .ratings import Ratings
+        from ..ratings import Ratings
 
         return Ratings.from_array(
             self.to_matrix(),

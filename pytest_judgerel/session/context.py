@@ -2,14 +2,14 @@
 client and request settings when it is given none.
 
 Inside a pytest session the plugin activates the session's :class:`SessionContext` (its
-:class:`~pytest_judgerel.settings.Settings`, its :class:`~pytest_judgerel.llm.Endpoint` and its
+:class:`~pytest_judgerel.session.settings.Settings`, its :class:`~pytest_judgerel.llm.Endpoint` and its
 :class:`~pytest_judgerel.llm.LLMClient`: cache mode, cache folder, concurrency, retries) from
-``pytest_configure`` to ``pytest_unconfigure``.  A :class:`~pytest_judgerel.judge.Judge`,
+``pytest_configure`` to ``pytest_unconfigure``.  A :class:`~pytest_judgerel.judging.judge.Judge`,
 ``JudgePanel``, probe, MindEval role or study run built without an explicit endpoint or client
 (in a fixture, a test body or at import time of a test module) then uses the session's, and
 takes the settings that shape a request (constrain, temperature, max tokens, re-ask, repeats)
 from it unless given them.  Outside pytest, :func:`current_context` resolves the same way from
-the environment and the defaults (:func:`pytest_judgerel.settings.settings_from_env`).
+the environment and the defaults (:func:`pytest_judgerel.session.settings.settings_from_env`).
 
 Explicit always wins: ``Judge(model="openai/x")`` keeps the session's server and key (a model
 named in a test is served where the session's model is) unless ``api_base`` says otherwise; an
@@ -17,7 +17,7 @@ explicitly named in-process model (``scripted/...``, ``local/...``) never inheri
 (:func:`pytest_judgerel.llm.endpoint.resolve_endpoint`).
 
 The active context is a :class:`contextvars.ContextVar` (like the recorder of
-:mod:`pytest_judgerel.recording`): it follows the session's thread and its asyncio tasks; a
+:mod:`pytest_judgerel.session.recording`): it follows the session's thread and its asyncio tasks; a
 thread you start yourself sees it when run with ``contextvars.copy_context().run``.
 """
 
@@ -29,11 +29,11 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ._current import CURRENT as _CURRENT  # a leaf module: the client's guard reads it too
+from ..llm.endpoint import ACTIVE_SESSION as _CURRENT  # the clients' wrong-endpoint guard reads it too
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .llm.client import LLMClient
-    from .llm.endpoint import Endpoint
+    from ..llm.client import LLMClient
+    from ..llm.endpoint import Endpoint
     from .settings import Settings
 
 __all__ = ["SessionContext", "current_context", "activate", "session_endpoint"]
@@ -60,11 +60,11 @@ class SessionContext:
         resolved once; a ConfigError says how to configure one when there is none."""
         with self._lock:
             if self._endpoint is None:
-                from .errors import ConfigError
+                from ..errors import ConfigError
 
                 if self._endpoint_error is not None:  # resolved once, failure included
                     raise ConfigError(str(self._endpoint_error))
-                from .llm.endpoint import resolve_endpoint
+                from ..llm.endpoint import resolve_endpoint
 
                 try:
                     self._endpoint = resolve_endpoint(settings=self.settings)
@@ -75,7 +75,7 @@ class SessionContext:
 
     def endpoint_or_none(self) -> "Endpoint | None":
         """The endpoint, or None when no model is configured and the embedded one is not installed."""
-        from .errors import ConfigError
+        from ..errors import ConfigError
 
         try:
             return self.endpoint
@@ -86,7 +86,7 @@ class SessionContext:
                 api_key: str | None = None) -> "Endpoint":
         """An endpoint for explicit ``model``/``api_base``/``api_key`` refined from the session's
         (all None: the session's own)."""
-        from .llm.endpoint import resolve_endpoint
+        from ..llm.endpoint import resolve_endpoint
 
         if model is None and api_base is None and api_key is None:
             return self.endpoint
@@ -102,7 +102,7 @@ class SessionContext:
         Its wrong-endpoint guard knows the session's endpoint."""
         with self._lock:
             if self._client is None:
-                from .llm.client import LLMClient, LLMSettings
+                from ..llm.client import LLMClient, LLMSettings
 
                 s = self.settings
                 self._client = LLMClient(
@@ -145,7 +145,7 @@ _env_contexts: dict[tuple[Any, ...], SessionContext] = {}
 
 def _env_state() -> tuple[Any, ...]:
     """What the environment context depends on: the working directory and the variables read."""
-    from .llm.endpoint import PROVIDER_BASE_VARS
+    from ..llm.endpoint import PROVIDER_BASE_VARS
 
     names = {n for names in PROVIDER_BASE_VARS.values() for n in names}
     return (os.getcwd(),) + tuple(sorted((k, v) for k, v in os.environ.items()
@@ -162,7 +162,7 @@ def current_context() -> SessionContext:
     with _env_lock:
         ctx = _env_contexts.get(state)
         if ctx is None:
-            from .errors import ConfigError
+            from ..errors import ConfigError
             from .settings import settings_from_env
 
             try:
@@ -200,12 +200,12 @@ def session_endpoint(spec: Any = None, api_base: str | None = None, api_key: str
     """An :class:`~pytest_judgerel.llm.Endpoint` for ``spec``: an Endpoint as given (``api_base``/
     ``api_key`` override it), a model name refined from the current session's endpoint, or None
     for the session's own."""
-    from .llm.endpoint import Endpoint, as_endpoint
+    from ..llm.endpoint import Endpoint, as_endpoint
 
     if isinstance(spec, Endpoint):
         return as_endpoint(spec, api_base, api_key)
     if spec is not None and not isinstance(spec, str):
-        from .errors import ConfigError
+        from ..errors import ConfigError
 
         raise ConfigError(f"a model must be a litellm model name or an Endpoint, got {type(spec).__name__}")
     return current_context().resolve(spec or None, api_base, api_key)

@@ -1,15 +1,15 @@
 """The one conclusion of every gate: record, report-only, require-stable, parse-failure limit, raise.
 
-Every gate (the reliability and agreement assertions of :mod:`pytest_judgerel.assertions`, the
-bias-probe gates of :mod:`pytest_judgerel.probe_assertions`, the MindEval gates of
+Every gate (the reliability and agreement assertions of :mod:`pytest_judgerel.gates.reliability`, the
+bias-probe gates of :mod:`pytest_judgerel.gates.probes`, the MindEval gates of
 :mod:`pytest_judgerel.mindeval.assertions`) computes its statistic and its metric record(s),
 then ends here, so the session's gate settings mean the same everywhere.  They live on the
-test's :class:`~pytest_judgerel.recording.Recorder` (no module globals):
+test's :class:`~pytest_judgerel.session.recording.Recorder` (no module globals):
 
 * ``max_parse_failures`` (``--judgerel-max-parse-failures``): :func:`parse_failure_limit` is the
   limit a gate applies when its caller names none;
 * ``require_stable`` (``--judgerel-require-stable``): a pass whose verdict is unstable
-  (0.05 < p_pass < 0.95 over bootstrap resamples, :mod:`pytest_judgerel.gate_stats`) fails;
+  (0.05 < p_pass < 0.95 over bootstrap resamples, :mod:`pytest_judgerel.gates.stability`) fails;
 * ``report_only`` (``--judgerel-report-only``): every record is kept, nothing raises.
 
 Each record is stored with the recorder; a failure raises :class:`JudgeReliabilityFailure` (an
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .recording import MetricRecord, active_recorder
+from ..session.recording import MetricRecord, active_recorder
 
 __all__ = ["JudgeReliabilityFailure", "conclude", "conclude_record", "conclude_not_computed",
            "parse_failure_limit"]
@@ -36,7 +36,7 @@ class JudgeReliabilityFailure(AssertionError):
 
 def parse_failure_limit(limit: int | None) -> int:
     """``limit``, or the session's ``--judgerel-max-parse-failures`` when None (0 outside pytest)."""
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     if limit is None:
         return int(active_recorder().max_parse_failures)
@@ -114,7 +114,7 @@ def _judge_line(judge: Any) -> str:
     names = ", ".join(model) if isinstance(model, (list, tuple)) else str(model)
     line = f"\n  judge: {names}"
     if isinstance(model, str) and model.startswith("local/"):
-        from .llm.endpoint import EMBEDDED_LABEL
+        from ..llm.endpoint import EMBEDDED_LABEL
 
         line += (f" ({EMBEDDED_LABEL}); its failures say little about your judge: configure a real one "
                  "with --judge-model=<litellm model>")

@@ -1,5 +1,5 @@
 """``judgerel study reproduce``: seed 001's tables from its data release, printed beside the
-paper's (:mod:`pytest_judgerel.study_reproduce`), optionally as JSON and HTML."""
+paper's (:mod:`pytest_judgerel.study.reproduce`), optionally as JSON and HTML."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="a checkout of github.com/Harvard-AI-and-Robotics-Lab/LLM-Judge (its root or data/)")
     rep.add_argument("--json", default=None, metavar="PATH", help="write every cell as JSON")
     rep.add_argument("--html", default=None, metavar="PATH", help="write the tables and a paper-vs-ours plot")
-    from .seed001_release import SUMMEVAL_READINGS
+    from .release import SUMMEVAL_READINGS
 
     rep.add_argument("--summeval-reading", default="first", choices=SUMMEVAL_READINGS,
                      help="how a SummEval annotation becomes one score: first (default, reproduces the paper), "
@@ -26,9 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_reproduce(args: argparse.Namespace) -> int:
-    from ._io import write_text_atomic
+    from .._io import write_text_atomic
 
-    from .study_reproduce import TOLERANCE, reproduce
+    from .reproduce import TOLERANCE, reproduce
 
     rep = reproduce(args.release, summeval_reading=args.summeval_reading)
     print(rep.render())
@@ -46,7 +46,7 @@ def _run_reproduce(args: argparse.Namespace) -> int:
         write_text_atomic(args.json, json.dumps(rep.to_json(), indent=1) + "\n")
         print(f"JSON: {args.json}")
     if args.html:
-        from .study_html import reproduction_html
+        from .html import reproduction_html
 
         write_text_atomic(args.html, reproduction_html(rep))
         print(f"HTML: {args.html}")

@@ -42,8 +42,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .errors import ParseError
-from .scales import Scale, ScaleLike, number_text
+from ..errors import ParseError
+from ..scales import Scale, ScaleLike, number_text
 from .templates import SCORE_OUTPUTS
 
 FORMATS = SCORE_OUTPUTS  # the score-bearing template outputs (one home: templates)

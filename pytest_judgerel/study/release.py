@@ -33,9 +33,9 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .errors import RatingsError
-from .ratings import Ratings
-from .scales import Scale
+from ..errors import RatingsError
+from ..ratings import Ratings
+from ..scales import Scale
 
 SCALES = ("0-5", "0-10", "0-100")
 """The three grading scales (seed 001 section 4.2)."""
@@ -129,7 +129,7 @@ class Seed001Release:
         return tuple(b.name for b in BENCHMARKS)
 
     def judged(self, temperature: float | None = None) -> dict[tuple[str, str, str], Ratings]:
-        """``{(model, scale, benchmark): Ratings}`` (one column) as :func:`pytest_judgerel.study.analyse`
+        """``{(model, scale, benchmark): Ratings}`` (one column) as :func:`pytest_judgerel.study.analysis.analyse`
         takes them; ``temperature`` 0.1/0.4/0.7 reads the ablation files, None or 1.0 the main run."""
         if temperature is None or temperature == 1.0:
             source = {(b, s): r for (b, s), r in self.llm.items()}

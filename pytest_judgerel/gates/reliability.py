@@ -18,23 +18,23 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .gate_stats import (
+from .stability import (
     agreement_gate_stability,
     attach_stability,
     icc_gate_stability,
     repeats_plan,
     scale_gate_stability,
 )
-from .gate_conclusion import (
+from .conclusion import (
     JudgeReliabilityFailure,
     conclude_not_computed,
     conclude_record,
     parse_failure_limit,
 )
-from .recording import MetricRecord, new_record
-from .errors import ReliabilityError
-from .ratings import Ratings
-from .scales import Scale, ScaleLike
+from ..session.recording import MetricRecord, new_record
+from ..errors import ReliabilityError
+from ..ratings import Ratings
+from ..scales import Scale, ScaleLike
 
 __all__ = [
     "JudgeReliabilityFailure",
@@ -68,7 +68,7 @@ def assert_icc_above(
     every group must pass too, since a pooled ICC can hide a weak subgroup
     (seed 001 section 5.2).  Returns the :class:`~pytest_judgerel.stats.ICCResult`.
     """
-    from .stats.icc import icc, koo_li_band
+    from ..stats.icc import icc, koo_li_band
 
     _check_threshold(threshold, "threshold")
     if use not in ("estimate", "ci_low"):
@@ -142,7 +142,7 @@ def assert_scale_consistent(
     [0, 1]; the ICC across scales must reach ``min_icc`` jointly and, with
     ``pairwise=True``, for every pair of scales.  Returns the consistency result.
     """
-    from .stats.consistency import scale_consistency
+    from ..stats.consistency import scale_consistency
 
     _check_threshold(min_icc, "min_icc")
     if use not in ("estimate", "ci_low"):
@@ -425,7 +425,7 @@ def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, th
 
 def _metric_record(kind: str, statistic: str, label: str | None, result: Any, threshold: float | None,
                    direction: str, ratings: Any, **fields: Any) -> MetricRecord:
-    """A :class:`~pytest_judgerel.recording.MetricRecord`.  ``result`` is an ICC result (value,
+    """A :class:`~pytest_judgerel.session.recording.MetricRecord`.  ``result`` is an ICC result (value,
     CI, n, k), a plain number (no CI) or None (not computed)."""
     if result is None or isinstance(result, (int, float)):
         value, ci, n, k = result, None, None, None
@@ -490,8 +490,8 @@ def _resolve_scale(scale: ScaleLike | None, judge: Ratings, human: Ratings) -> t
 
 def _agreement_core(judge: Ratings, human: Ratings, judge_scale: Scale, human_scale: Scale,
                     confidence: float, strict: bool = True) -> AgreementResult:
-    from .stats.agreement import nmae
-    from .stats.icc import icc
+    from ..stats.agreement import nmae
+    from ..stats.icc import icc
 
     # items without any judge score (e.g. an allowed parse failure) or without any human score
     # (e.g. a rater subgroup that did not see them) cannot be compared: drop them, count them
@@ -522,7 +522,7 @@ def _agreement_core(judge: Ratings, human: Ratings, judge_scale: Scale, human_sc
 
 def _group_icc(sub: Ratings, form: str, confidence: float, nan_policy: str, threshold: float,
                use: str) -> dict[str, Any]:
-    from .stats.icc import icc
+    from ..stats.icc import icc
 
     try:
         r = icc(sub, form=form, confidence=confidence, nan_policy=nan_policy)

@@ -1,7 +1,7 @@
 """Seed 001's tables recomputed from the authors' data release, cell by cell against the paper.
 
-:func:`reproduce` loads the release (:mod:`pytest_judgerel.seed001_release`), runs
-:func:`pytest_judgerel.study.analyse` on it the way the paper describes (human panels per
+:func:`reproduce` loads the release (:mod:`pytest_judgerel.study.release`), runs
+:func:`pytest_judgerel.study.analysis.analyse` on it the way the paper describes (human panels per
 scale, LLM panels over every judge row, agreement of the panel mean and of each judge,
 per gender, the temperature ablation) and lays every printed number of Tables 1-6, 14 and
 15 beside ours.  The paper's numbers live in one data file of the package,
@@ -112,8 +112,8 @@ class Reproduction:
 
 def reproduce(release_dir: str | Path, *, summeval_reading: str = "first") -> Reproduction:
     """Recompute Tables 1-6, 14 and 15 of seed 001 from its data release at ``release_dir``."""
-    from .seed001_release import TEMPERATURES, load_seed001_release
-    from .study import analyse
+    from .release import TEMPERATURES, load_seed001_release
+    from .analysis import analyse
 
     release = load_seed001_release(release_dir, summeval_reading=summeval_reading)
     temps = {t: release.judged(t) for t in TEMPERATURES if t != 1.0 and any(k[0] == t for k in release.temperatures)}
@@ -125,7 +125,7 @@ def reproduce(release_dir: str | Path, *, summeval_reading: str = "first") -> Re
 def _ours(result: Any, table: str, row: str, column: str, spec: Mapping[str, Any]) -> float | None:
     """The number of ``result`` that the paper printed in ``table`` at ``row``/``column``
     (None when the release cannot give it)."""
-    from .study import PANEL_MEAN
+    from .analysis import PANEL_MEAN
 
     what = "nmae" if column.startswith("nMAE") else "icc"
     try:

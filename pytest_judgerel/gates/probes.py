@@ -1,8 +1,8 @@
 """Assertion helpers for bias probes and judge-error-corrected pass rates.
 
-Like :mod:`pytest_judgerel.assertions` (whose record and failure machinery they reuse), each
+Like :mod:`pytest_judgerel.gates.reliability` (whose record and failure machinery they reuse), each
 helper returns its result when the gate passes, raises
-:class:`~pytest_judgerel.assertions.JudgeReliabilityFailure` (an ``AssertionError``) with a full
+:class:`~pytest_judgerel.gates.reliability.JudgeReliabilityFailure` (an ``AssertionError``) with a full
 explanation when it does not, and records a metric record for the session report either way;
 in report-only mode they record and never fail.  Replies that could not be parsed fail the
 gate first (``max_parse_failures``, default the session's ``--judgerel-max-parse-failures``).
@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .assertions import UNIT_RANGE
-from .gate_stats import attach_stability, mean_gate_stability
-from .assertions import _check_threshold, _metric_record, _parse_failure_lines, _parse_gate
-from .gate_conclusion import conclude_record
+from .reliability import UNIT_RANGE
+from .stability import attach_stability, mean_gate_stability
+from .reliability import _check_threshold, _metric_record, _parse_failure_lines, _parse_gate
+from .conclusion import conclude_record
 
 _ANY = (float("-inf"), float("inf"))
 
@@ -168,8 +168,8 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     With ``two_sided`` a drop counts as well (the absolute shift is gated; TOST then tests
     ``-max_shift < shift < max_shift``).
     """
-    from .stats.bias import equivalence_test
-    from .stats.planning import equivalence_sample_size
+    from ..stats.bias import equivalence_test
+    from ..stats.planning import equivalence_sample_size
 
     _check_threshold(max_shift, "max_shift", (-1.0, 1.0))
     _check_use(use, ("estimate", "ci_high", "equivalence"))
@@ -260,7 +260,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     ``use="equivalence"`` makes "no self-preference" a test: the one-sided TOST at ``alpha``
     must show the mean rank change below the margin ``max_rank_change`` (> 0).
     """
-    from .stats.bias import equivalence_test
+    from ..stats.bias import equivalence_test
 
     _check_threshold(max_rank_change, "max_rank_change", _ANY)
     _check_use(use, ("estimate", "ci_high", "equivalence"))
@@ -326,7 +326,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     Lee et al.'s ``"lee"``).  The record's ``p_pass`` is null: the interval already carries the
     uncertainty of both the test set and the calibration set.
     """
-    from .stats.pass_rate import CorrectedPassRate, corrected_pass_rate
+    from ..stats.pass_rate import CorrectedPassRate, corrected_pass_rate
 
     _check_threshold(min_rate, "min_rate", UNIT_RANGE)
     _check_use(use, ("estimate", "ci_low"))

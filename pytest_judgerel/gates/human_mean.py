@@ -3,7 +3,7 @@ scores (prediction-powered inference, PPI++; :mod:`pytest_judgerel.stats.ppi`).
 
 Like the other assertion helpers (whose record and failure machinery they reuse), each returns
 its result when the gate passes, raises
-:class:`~pytest_judgerel.assertions.JudgeReliabilityFailure` with a full explanation when it does
+:class:`~pytest_judgerel.gates.reliability.JudgeReliabilityFailure` with a full explanation when it does
 not, and records a metric record for the session report either way (JSON, JUnit, HTML,
 terminal, baseline); in report-only mode they record and never fail.  ``use="ci_low"`` gates the
 lower confidence bound instead of the estimate.
@@ -22,17 +22,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .assertions import (
+from .reliability import (
     _check_threshold,
     _metric_record,
     _not_computed,
     _parse_failure_lines,
     _parse_gate,
 )
-from .errors import ReliabilityError
-from .gate_conclusion import conclude_record
-from .gate_stats import N_BOOT, SEED, attach_stability
-from .probe_assertions import _Summary, _check_use, _head
+from ..errors import ReliabilityError
+from .conclusion import conclude_record
+from .stability import N_BOOT, SEED, attach_stability
+from .probes import _Summary, _check_use, _head
 
 __all__ = ["assert_human_mean_above", "assert_human_mean_difference"]
 
@@ -89,8 +89,8 @@ def _judge_inputs(*sources: Any) -> Any:
 def _ppi_stability(f: Any, y: Any, fu: Any, threshold: float, use: str, confidence: float, tuned: bool,
                    lam: float | None, statistic: str, observed: float) -> Any:
     """p_pass of the gate on resamples of the labelled and the unlabelled items."""
-    from .stats.ppi import ppi_mean_resamples
-    from .stats.stability import VerdictStability
+    from ..stats.ppi import ppi_mean_resamples
+    from ..stats.stability import VerdictStability
 
     try:
         values, lows, _ = ppi_mean_resamples(f, y, fu, n_boot=N_BOOT, seed=SEED, confidence=confidence,
@@ -128,7 +128,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     groups of judge ``Ratings`` (items with a ``benchmark`` field).  Returns the
     :class:`~pytest_judgerel.stats.PPIMean`.
     """
-    from .stats.ppi import PPIMean, ppi_mean, ppi_mean_by
+    from ..stats.ppi import PPIMean, ppi_mean, ppi_mean_by
 
     _check_threshold(min_mean, "min_mean", _ANY)
     _check_use(use, ("estimate", "ci_low"))
@@ -234,7 +234,7 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
     allowed unparsed reply is an error naming it (drop the item from both systems).  Returns the
     ``PPIDifference``.
     """
-    from .stats.ppi import PPIDifference, ppi_mean_difference
+    from ..stats.ppi import PPIDifference, ppi_mean_difference
 
     _check_threshold(min_difference, "min_difference", _ANY)
     _check_use(use, ("estimate", "ci_low"))

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 
 GOAL = 1.25
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.harness
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
-from benchmarks.robust import profiling, servers  # noqa: E402
+from benchmarks.harness import profiling, servers  # noqa: E402
 
 STORY = ("I grew up in a small town and moved to the city for work.\n\nWork has been stressful lately.\n\n"
          "I sleep badly and worry about my family.\n\nA friend suggested I talk to someone.")

@@ -26,9 +26,9 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.harness
 
-from benchmarks.robust import profiling, servers  # noqa: E402
+from benchmarks.harness import profiling, servers  # noqa: E402
 
 GOAL = 1.25
 SCALES = ["0-5", "0-10", "0-100"]

@@ -4,7 +4,7 @@
 FakeLLMServer in its own process answering after 50 ms (so the CPU figures are the client's alone):
 
 * anchor   raw ``httpx.AsyncClient``: the same request bodies, the same concurrency, JSON in and out
-           (``benchmarks.robust.servers.raw_httpx_run``);
+           (``benchmarks.harness.servers.raw_httpx_run``);
 * ours     ``Judge.rate`` through ``LLMClient`` with the default backend (``auto``: the HTTP fast path
            for this ``openai/`` endpoint), cache off and cache in record mode (a fresh folder);
 * info     the same through ``backend="litellm"`` (cache off), the path every call took before.
@@ -28,10 +28,10 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.harness
 
 from benchmarks.bench_scale_study import study_items as items  # noqa: E402
-from benchmarks.robust import profiling, servers  # noqa: E402
+from benchmarks.harness import profiling, servers  # noqa: E402
 
 CPU_GOAL_OFF = 1.3
 CPU_GOAL_RECORD = 1.5

@@ -99,7 +99,7 @@ def _mutmut_config(module: str, tests: list[str]) -> str:
         f"source_paths = [{json.dumps(PACKAGE)}]\n"
         f"only_mutate = [{json.dumps(f'{PACKAGE}/{module}')}]\n"
         f"pytest_add_cli_args_test_selection = {lst(tests)}\n"
-        'also_copy = ["benchmarks"]\n'  # tests/test_robust_*.py import benchmarks.robust
+        'also_copy = ["tests"]\n'  # tests/test_robust_*.py import tests/robust
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]\n'
     )
 

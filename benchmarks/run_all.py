@@ -4,7 +4,7 @@ or a benchmark crashes.
 
 A result line is any output line ``name: ... goal... PASS|FAIL`` (the convention of every bench
 script).  Options after ``--`` are not passed on; use ``--only icc,calls`` to run a subset and
-``--timeout`` (seconds per script), ``--reliability`` to append ``reliability_figures.py``.
+``--timeout`` (seconds per script), ``--reliability`` to append ``tests/robust/figures.py``.
 Run: python benchmarks/run_all.py
 """
 
@@ -59,12 +59,12 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated names (icc,calls,... or bench_icc)")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--reliability", action="store_true",
-                    help="also run reliability_figures.py (corpus, faults, SIGKILL, xdist, secrets, stats)")
+                    help="also run tests/robust/figures.py (corpus, faults, SIGKILL, xdist, secrets, stats)")
     args = ap.parse_args()
     only = {s.strip() for s in args.only.split(",") if s.strip()} or None
     scripts = discover(only)
     if args.reliability:
-        scripts.append(HERE / "reliability_figures.py")
+        scripts.append(HERE.parent / "tests" / "robust" / "figures.py")
     if not scripts:
         print("no benchmarks found")
         return 1

@@ -40,9 +40,9 @@ SECTIONS = [
      "The model-call layer: requests, cache, retries, providers (see [llm.md](llm.md))."),
     ("pytest_judgerel.mindeval", "__all__", "`pytest_judgerel.mindeval`",
      "MindEval (seed 004) as a library (see [mindeval.md](mindeval.md))."),
-    ("pytest_judgerel.study.analysis", "defined", "`pytest_judgerel.study.analysis`",
-     "The grading-scale study of seed 001 (see [study.md](study.md)). The module has no `__all__`; "
-     "its public names are those defined in it without a leading underscore."),
+    ("pytest_judgerel.study", "__all__", "`pytest_judgerel.study`",
+     "The grading-scale study of seed 001 (see [study.md](study.md)): the analysis names of "
+     "`pytest_judgerel.study.analysis`, exported by the package."),
     ("pytest_judgerel.study.release", "defined", "`pytest_judgerel.study.release`",
      "The loader of seed 001's data release (see [study.md](study.md#the-paper-from-its-own-data)); public names "
      "are those defined in it without a leading underscore."),
@@ -66,7 +66,7 @@ PURPOSE = {
     "pytest_judgerel.mindeval.AXIS_ABBREVIATIONS": "The five axis abbreviations in the paper's order.",
     "pytest_judgerel.mindeval.load_interactions": "Read interactions written by `save_interactions` (or `output_path=`).",
     "pytest_judgerel.mindeval.load_prompt": "The text of a shipped MindEval prompt file by name.",
-    "pytest_judgerel.study.analysis.ERROR_THRESHOLD": "Normalised error above which an item counts as an error (0.1, seed 001 section 5.4).",
+    "pytest_judgerel.study.ERROR_THRESHOLD": "Normalised error above which an item counts as an error (0.1, seed 001 section 5.4).",
 }
 
 # Errors raised through helpers (not visible as `raise X` in the function body).

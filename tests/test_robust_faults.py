@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.robust import faults, projects
+from robust import faults, projects
 
 
 # every probe runs through both paths to the wire (pytest_judgerel/llm/wire.py): the HTTP fast path

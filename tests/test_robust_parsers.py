@@ -1,6 +1,6 @@
 """Malformed judge replies through every parser: never a silent misparse, every failure named.
 
-The corpus (benchmarks/_robust.py) holds >= 500 malformed replies per parser: the vendored
+The corpus (tests/robust/corpus.py) holds >= 500 malformed replies per parser: the vendored
 file tests/data/malformed_replies.jsonl (hand-written, causes assigned by hand), its number
 replies lifted into the JSON and axis-line formats (the cause carries over because those
 parsers read values with the single-number rules), hand-written MindEval replies, and seeded
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.robust import corpus, judging
+from robust import corpus, judging
 
 from pytest_judgerel.errors import ParseError
 from pytest_judgerel.judging.parsing import CAUSES

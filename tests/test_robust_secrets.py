@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.robust import projects
+from robust import projects
 
 
 def test_scanner_finds_a_planted_secret_in_binary_files(tmp_path):

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from benchmarks.robust import hostile_stats
+from robust import hostile_stats
 
 REPORT = hostile_stats.hostile_stats_run()
 HELPERS = sorted({o.helper for o in REPORT.outcomes})

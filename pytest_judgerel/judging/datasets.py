@@ -129,13 +129,13 @@ class HumanDataset:
 # -------------------------------------------------------------------- loading
 def available() -> list[str]:
     """Names of the vendored data sets."""
-    root = resources.files(__package__).joinpath("data")
+    root = resources.files("pytest_judgerel").joinpath("data")
     return sorted(p.name for p in root.iterdir() if p.is_dir() and p.joinpath("meta.json").is_file())
 
 
 @lru_cache(maxsize=None)
 def _read(name: str) -> tuple[dict, tuple[dict, ...], dict[str, str]]:
-    folder = resources.files(__package__).joinpath("data").joinpath(name)
+    folder = resources.files("pytest_judgerel").joinpath("data").joinpath(name)
     if not folder.joinpath("meta.json").is_file():
         raise ConfigError(f"unknown data set {name!r}; available: {available()}")
     meta = json.loads(folder.joinpath("meta.json").read_text(encoding="utf-8"))

@@ -34,7 +34,7 @@ from ..judging.parsing import quote_reply
 __all__ = ["PAIRWISE_TEMPLATE", "PAIRWISE_CAUSES", "parse_pairwise_verdict", "pairwise_template",
            "PAIRWISE_GRAMMAR"]
 
-PAIRWISE_TEMPLATE = str(Path(__file__).resolve().parents[1] / "templates" / "pairwise" / "mtbench_pairwise.txt")
+PAIRWISE_TEMPLATE = str(Path(__file__).resolve().parents[1] / "judging" / "templates" / "pairwise" / "mtbench_pairwise.txt")
 """Path of the shipped pairwise template (fields ``question``, ``answer_a``, ``answer_b``)."""
 
 PAIRWISE_CAUSES = {

@@ -2,7 +2,8 @@
 authors' data release (:mod:`.release`), the paper's tables recomputed (:mod:`.reproduce`), as
 HTML (:mod:`.html`) and as the ``judgerel study`` command (:mod:`.cli`).
 
-``pytest_judgerel.study`` keeps exporting the analysis names it had as a module (lazily).
+``pytest_judgerel.study`` keeps exporting the analysis names it had as a module (lazily); the
+loader and the reproduction are imported from their modules.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from .._lazy import lazy_exports
 _EXPORTS = {
     "PanelReliability": "analysis", "AgreementRow": "analysis", "Illusion": "analysis",
     "StudyResult": "analysis", "human_panel_reliability": "analysis", "analyse": "analysis",
-    "run_study": "analysis",
-    "Seed001Release": "release", "ReleaseNote": "release", "load_seed001_release": "release",
-    "Reproduction": "reproduce", "Cell": "reproduce",
+    "run_study": "analysis", "PANEL_MEAN": "analysis", "ERROR_THRESHOLD": "analysis",
+    "ILLUSION_THRESHOLD": "analysis", "MISSING_POLICIES": "analysis",
 }
 
 __all__ = sorted(_EXPORTS)

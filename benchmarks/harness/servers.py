@@ -11,8 +11,18 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from ._common import subprocess_env
-from .corpus import AX
+from pytest_judgerel.mindeval.judge import AXES as AX
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def subprocess_env() -> dict[str, str]:
+    """The server process's environment: offline litellm, the project root importable."""
+    env = dict(os.environ)
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    env.setdefault("LITELLM_OFFLINE_MODE", "true")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
 
 # =============================================================================== fake server for benchmarks
 def scale_responder(request: Any) -> str:
@@ -47,7 +57,7 @@ RESPONDERS = {"default": None, "scale": scale_responder, "mindeval": mindeval_re
 
 def start_server_process(latency: float, responder: str = "default") -> tuple[subprocess.Popen, str]:
     """A FakeLLMServer in its own process (so a benchmark's CPU figures are the client's alone)."""
-    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.robust.servers", "serve", str(latency), responder],
+    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.harness.servers", "serve", str(latency), responder],
                             stdout=subprocess.PIPE, text=True, env=subprocess_env())
     url = proc.stdout.readline().strip()
     if not url.startswith("http"):

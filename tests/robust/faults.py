@@ -103,7 +103,7 @@ def fault_injection_run(n_items: int = 40, repeats: int = 2, fault_rate: float =
 # =============================================================================== SIGKILL and resume
 _JUDGE_SCRIPT = r"""
 import sys
-from benchmarks.robust import judging as R
+from robust import judging as R
 url, cache_dir, n_items = sys.argv[1], sys.argv[2], int(sys.argv[3])
 judge = R.make_judge(url, cache_dir, max_concurrency=int(sys.argv[4]))
 ratings = judge.rate(R.robust_items(n_items), repeats=1)

@@ -1,10 +1,10 @@
 """Print the reliability figures of pytest-judgerel by running the probes the tests run
-(the benchmarks.robust package): malformed-reply corpus, fault injection, SIGKILL resume, 8 xdist
+(the tests/robust package): malformed-reply corpus, fault injection, SIGKILL resume, 8 xdist
 workers over one cache, secret scan, hostile statistics.
 
 Each figure ends with PASS/FAIL against its goal (so run_all-style parsing works).  Sizes
 are larger than in the tests by default; ``--quick`` uses the test sizes.
-Run: python benchmarks/reliability_figures.py [--quick] [--skip xdist,secrets]
+Run: python tests/robust/figures.py [--quick] [--skip xdist,secrets]
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.robust
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: tests/, for the robust package
 
-from benchmarks.robust import corpus, faults, hostile_stats, projects  # noqa: E402
+from robust import corpus, faults, hostile_stats, projects  # noqa: E402
 
 
 def verdict(ok: bool) -> str:

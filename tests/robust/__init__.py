@@ -12,9 +12,7 @@ returns a result dataclass with the figures the tests assert and the scripts pri
   :func:`~.projects.secrets_run` (grep every written file for the API keys in use);
 * ``hostile_stats``: :func:`~.hostile_stats.hostile_stats_run`, NaN/inf/huge/constant input
   through the assertion helpers;
-* ``servers`` and ``profiling``: the fake server in its own process, the bare-litellm CPU floor,
-  thread-CPU profilers for the benchmarks.
 
-The tests import these as ``from benchmarks.robust import corpus`` (the project root is on
-pytest's ``pythonpath``); the scripts run as ``python -m benchmarks.<script>`` from the root.
+The tests import these as ``from robust import corpus`` (pytest puts ``tests/`` on the path, as for
+every helper module there); ``python tests/robust/figures.py`` prints their figures.
 """

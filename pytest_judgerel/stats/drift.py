@@ -54,6 +54,7 @@ by the judge's (``system - judge``, variances added; exact for a shift common to
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -65,6 +66,7 @@ from ..scales import Scale, ScaleLike
 
 __all__ = [
     "DEFAULT_MARGIN_FRACTION", "DEFAULT_MIN_ANCHORS", "DEFAULT_MIN_DRIFT", "DEFAULT_REFERENCE_SAMPLES",
+    "DEFAULT_MONITOR_FALSE_ALARM",
     "NoiseRatio", "AnchorComparison", "anchor_comparison",
     "MonitorStep", "DriftMonitor", "drift_monitor", "cusum_decision_limit",
     "DriftAttribution", "attribute_change",
@@ -81,6 +83,11 @@ DEFAULT_MIN_ANCHORS = 10
 """Below this many anchors no claim is made ("inconclusive"): the t approximation for the mean of
 a few discrete scores is not trusted, and neither claim would have useful power."""
 DEFAULT_REFERENCE_SAMPLES = 2
+"""Reference samples per anchor to record: 2 makes a change of noise visible (module docstring)."""
+DEFAULT_MONITOR_FALSE_ALARM = 0.04
+"""Nominal false-alarm rate of the monitor over its horizon.  Exact for normal scores; rounding to
+a coarse scale adds about half a point (5.2-5.8% at a nominal 5% on 0-10 with noise 0.05 of the
+range, benchmarks/bench_drift.py), so the default leaves room to stay under 5%."""
 """Reference samples per anchor to record: 2 makes a change of noise visible (module docstring)."""
 
 STATUSES = ("steady", "drifted", "inconclusive")
@@ -424,12 +431,24 @@ def _noise_ratio(ref: np.ndarray, new: np.ndarray, shift: float, n_permutations:
     k = new.shape[1]
     q = float(_q_statistic(ref, new))
     s_w = float(np.sqrt(((ref - ref.mean(axis=1, keepdims=True)) ** 2).sum() / (n * (m - 1))))
-    # permutation null: the m + k scores of an anchor (fresh centred by the shift) are exchangeable
+    # permutation null: the m + k scores of an anchor (fresh centred by the shift) are exchangeable,
+    # so every split of them into m reference and k fresh scores is equally likely.  Each anchor's
+    # splits are enumerated once (difference of means, reference sum of squares) and drawn per anchor.
     pooled = np.concatenate([ref, new - shift], axis=1)
+    splits = list(itertools.combinations(range(m + k), k))
+    fresh_pos = np.array(splits)
+    ref_pos = np.array([[j for j in range(m + k) if j not in sp] for sp in splits])
+    f_part, r_part = pooled[:, fresh_pos], pooled[:, ref_pos]  # anchors x splits x k / m
+    d_split = f_part.mean(axis=-1) - r_part.mean(axis=-1)
+    ss_split = ((r_part - r_part.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
     rng = np.random.default_rng(seed)
-    order = np.argsort(rng.random((n_permutations, n, m + k)), axis=-1)
-    perm = np.take_along_axis(np.broadcast_to(pooled, order.shape), order, axis=-1)
-    q_null = _q_statistic(perm[..., :m], perm[..., m:])
+    pick = rng.integers(0, len(splits), size=(n_permutations, n))
+    rows = np.arange(n)
+    s_d2 = d_split[rows, pick].var(axis=-1, ddof=1)
+    s_w2 = ss_split[rows, pick].sum(axis=-1) / (n * (m - 1))
+    tiny = 1e-12 * max(1.0, float(np.max(np.abs(pooled)))) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q_null = np.where(s_d2 <= tiny, 0.0, s_d2) / np.where(s_w2 <= tiny, 0.0, s_w2)
     if math.isnan(q):  # both constant: the fresh scores repeat the reference exactly
         p = 1.0
     else:
@@ -536,15 +555,20 @@ class DriftMonitor:
                 f"false-alarm rate {self.false_alarm:g} over {self.horizon} runs)")
 
 
-def _innovations(shift: np.ndarray, var: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+def _innovations(shift: np.ndarray, var: np.ndarray, rho: float, prior_var: Any = None,
+                 prior_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Standardised innovations of runs (last axis) against the reference (shift 0) and earlier runs.
 
     ``var[..., t]`` is the run's own estimate of the shift's variance; the variance is pooled over
-    runs 1..t (the same judge without drift).  In units of that variance the reference mean has
+    runs 1..t (the same judge without drift), together with ``prior_var`` (the same variance from
+    the reference's within-anchor scatter) weighted as ``prior_weight`` runs.  In units of that variance the reference mean has
     variance ``rho`` and a run's fresh mean ``1 - rho``; the baseline is their precision-weighted
     mean and the innovation's variance ``(1 - rho) + 1 / (1/rho + (t - 1)/(1 - rho))``."""
     runs = shift.shape[-1]
-    pooled = np.cumsum(var, axis=-1) / np.arange(1, runs + 1)
+    pooled = np.cumsum(var, axis=-1)
+    if prior_var is not None and prior_weight > 0:
+        pooled = pooled + np.asarray(prior_var, dtype=float)[..., None] * prior_weight
+    pooled = pooled / (np.arange(1, runs + 1) + (prior_weight if prior_var is not None else 0.0))
     earlier = np.concatenate([np.zeros(shift.shape[:-1] + (1,)), np.cumsum(shift, axis=-1)[..., :-1]], axis=-1)
     t_prev = np.arange(runs)
     precision = 1 / rho + t_prev / (1 - rho)
@@ -568,13 +592,16 @@ def _cusum(z: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=64)
 def cusum_decision_limit(n_anchors: int, reference_samples: int, fresh_samples: int, horizon: int = 20,
-                         false_alarm: float = 0.05, reference_value: float = 0.5, n_paths: int = 20000,
-                         seed: int = 0) -> float:
+                         false_alarm: float = DEFAULT_MONITOR_FALSE_ALARM, reference_value: float = 0.5,
+                         n_paths: int = 40000,
+                         seed: int = 0, reference_noise: bool = True) -> float:
     """Decision limit h of :func:`drift_monitor`: the ``1 - false_alarm`` quantile of the largest
     two-sided CUSUM statistic over ``horizon`` drift-free runs, simulated end to end (normal
     anchors with their item effects cancelled, ``reference_samples`` reference and
     ``fresh_samples`` fresh samples each, the per-run variance estimates and the self-starting
-    innovations), so the shared reference and the estimated variances are accounted for."""
+    innovations; with ``reference_noise`` the variance is also pooled with the reference's
+    within-anchor variance, as :func:`drift_monitor` does when the runs carry it), so the shared
+    reference and the estimated variances are accounted for."""
     for name, v, low in (("n_anchors", n_anchors, 3), ("reference_samples", reference_samples, 1),
                          ("fresh_samples", fresh_samples, 1), ("horizon", horizon, 1), ("n_paths", n_paths, 1000)):
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -589,13 +616,32 @@ def cusum_decision_limit(n_anchors: int, reference_samples: int, fresh_samples: 
     chunk = 5000
     for start in range(0, n_paths, chunk):
         p = min(chunk, n_paths - start)
-        ref_mean = rng.standard_normal((p, 1, n_anchors)) / math.sqrt(reference_samples)
+        ref = rng.standard_normal((p, n_anchors, reference_samples))
         fresh_mean = rng.standard_normal((p, horizon, n_anchors)) / math.sqrt(fresh_samples)
-        d = fresh_mean - ref_mean
-        z, _ = _innovations(d.mean(axis=-1), d.var(axis=-1, ddof=1) / n_anchors, rho)
+        d = fresh_mean - ref.mean(axis=-1)[:, None, :]
+        prior, weight = _reference_prior(ref, fresh_samples) if reference_noise else (None, 0.0)
+        z, _ = _innovations(d.mean(axis=-1), d.var(axis=-1, ddof=1) / n_anchors, rho, prior, weight)
         up, down = _cusum(z, reference_value)
         peaks[start:start + p] = np.maximum(up, down).max(axis=-1)
     return float(np.quantile(peaks, 1 - false_alarm))
+
+
+def _reference_prior(ref: np.ndarray, fresh_samples: int) -> tuple[Any, float]:
+    """The shift's variance implied by the reference's within-anchor variance ``S_w^2`` (anchors x
+    samples on the last two axes): ``S_w^2 (1/k + 1/m) / n``, worth ``n (m - 1) / (n - 1)`` runs."""
+    n, m = ref.shape[-2], ref.shape[-1]
+    if m < 2:
+        return None, 0.0
+    s_w2 = ((ref - ref.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(-2, -1)) / (n * (m - 1))
+    return s_w2 * (1 / fresh_samples + 1 / m) / n, n * (m - 1) / (n - 1)
+
+
+def _reference_sd(c: Any) -> float | None:
+    noise = c.get("noise") if isinstance(c, Mapping) else getattr(c, "noise", None)
+    if noise is None:
+        return None
+    sd = noise.get("reference_sd") if isinstance(noise, Mapping) else getattr(noise, "reference_sd", None)
+    return float(sd) if isinstance(sd, (int, float)) and not isinstance(sd, bool) and math.isfinite(sd) else None
 
 
 def _comparison_fields(c: Any, i: int) -> tuple[float, float, int, int, int]:
@@ -618,9 +664,9 @@ def drift_monitor(
     comparisons: Sequence[Any],
     *,
     horizon: int = 20,
-    false_alarm: float = 0.05,
+    false_alarm: float = DEFAULT_MONITOR_FALSE_ALARM,
     reference_value: float = 0.5,
-    n_paths: int = 20000,
+    n_paths: int = 40000,
     seed: int = 0,
 ) -> DriftMonitor:
     """Self-starting two-sided CUSUM over a run history of anchor comparisons, oldest first.
@@ -649,15 +695,20 @@ def drift_monitor(
     rho = (1 / m) / (1 / k + 1 / m)
     shift = np.array([r[0] for r in runs])
     var = np.array([r[1] ** 2 for r in runs])
-    h = cusum_decision_limit(n, m, k, horizon, float(false_alarm), float(reference_value), n_paths, seed)
-    if not var.any():
+    ref_sds = [sd for sd in (_reference_sd(c) for c in comparisons) if sd is not None]
+    use_prior = m >= 2 and bool(ref_sds)
+    h = cusum_decision_limit(n, m, k, horizon, float(false_alarm), float(reference_value), n_paths, seed,
+                             reference_noise=use_prior)
+    prior = ref_sds[0] ** 2 * (1 / k + 1 / m) / n if use_prior else None
+    if not var.any() and not prior:
         # no scatter at all (a deterministic judge): any non-zero shift is a change
         z = np.where(shift == 0, 0.0, np.sign(shift) * np.inf)
         baseline = np.zeros_like(shift)
     else:
-        var = np.where(var == 0, np.nan, var)
-        var = np.where(np.isnan(var), np.nanmean(var), var)
-        z, baseline = _innovations(shift, var, rho)
+        if var.any():
+            var = np.where(var == 0, np.nan, var)
+            var = np.where(np.isnan(var), np.nanmean(var), var)
+        z, baseline = _innovations(shift, var, rho, prior, n * (m - 1) / (n - 1) if use_prior else 0.0)
     up, down = _cusum(z, reference_value)
     steps = []
     first: int | None = None
@@ -694,12 +745,13 @@ class DriftAttribution:
     corrected_se: float | None
     p: float | None
     alpha: float
+    min_change: float
 
     def to_dict(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "reason": self.reason, "judge_status": self.judge_status,
                 "system_changed": self.system_changed, "system_shift": self.system_shift,
                 "system_se": self.system_se, "corrected_shift": self.corrected_shift,
-                "corrected_se": self.corrected_se, "p": self.p, "alpha": self.alpha}
+                "corrected_se": self.corrected_se, "p": self.p, "alpha": self.alpha, "min_change": self.min_change}
 
     def __str__(self) -> str:
         return f"{self.verdict}: {self.reason}"
@@ -711,6 +763,7 @@ def attribute_change(
     system_se: float | None = None,
     *,
     alpha: float = 0.05,
+    min_change: float | None = None,
 ) -> DriftAttribution:
     """Attribute a change between two runs to the judge, the system under test, both, or neither.
 
@@ -721,8 +774,11 @@ def attribute_change(
     (changed or not; then a judge drift cannot be separated from a system change).
 
     With numbers, the system's shift is corrected by the judge's anchor shift when the judge
-    drifted (standard errors added in quadrature) and tested two-sided with a normal quantile at
-    ``alpha``.  Verdicts: judge drifted and system unchanged after correction -> "judge
+    drifted with a significant shift (standard errors added in quadrature) and tested two-sided with a normal quantile at
+    ``alpha``; it counts as a change only when also ``|shift| >= min_change`` (scale units;
+    default :data:`DEFAULT_MIN_DRIFT` x the anchors' margin, the same practical floor as a judge
+    shift, 0 when the anchors carry no margin), so a large suite does not report a negligible
+    move.  Verdicts: judge drifted and system unchanged after correction -> "judge
     drifted"; both -> "both"; judge steady and system changed -> "system changed"; system
     unchanged and the judge not drifted -> "none"; judge inconclusive and system changed ->
     "undetermined".
@@ -731,10 +787,17 @@ def attribute_change(
 
     alpha = _check_alpha(alpha)
     if isinstance(anchors, str):
-        status, j_shift, j_se = anchors, None, None
+        status, j_shift, j_se, margin = anchors, None, None, None
     else:
         get = anchors.get if isinstance(anchors, Mapping) else (lambda key: getattr(anchors, key, None))
-        status, j_shift, j_se = get("status"), get("shift"), get("shift_se")
+        status, j_shift, j_se, margin = get("status"), get("shift"), get("shift_se"), get("margin")
+        j_p, j_conf = get("shift_p"), get("shift_confidence")
+        if isinstance(j_p, (int, float)) and isinstance(j_conf, (int, float)) and not j_p < 1 - j_conf:
+            j_shift = j_se = None  # the judge drifted in its noise, not its level: nothing to correct
+    if min_change is None:
+        min_change = DEFAULT_MIN_DRIFT * float(margin) if isinstance(margin, (int, float)) else 0.0
+    if isinstance(min_change, bool) or not isinstance(min_change, (int, float)) or not 0 <= min_change < math.inf:
+        raise ReliabilityError(f"min_change must be a finite number >= 0 (scale units), got {min_change!r}")
     if status not in STATUSES:
         raise ReliabilityError(f"anchor status must be one of {STATUSES}, got {status!r}")
 
@@ -765,7 +828,7 @@ def attribute_change(
             p = 1.0 if c_shift == 0 else 0.0
         else:
             p = float(2 * stats.norm.sf(abs(c_shift) / c_se))
-        changed = p < alpha
+        changed = p < alpha and abs(c_shift) >= min_change
 
     corrected = status == "drifted" and c_shift is not None and c_shift != s_shift
     sys_words = ("the system's scores moved" + (" beyond the judge's shift" if corrected else "")
@@ -787,7 +850,8 @@ def attribute_change(
         reason = f"{sys_words} and the anchors are {status}"
     return DriftAttribution(verdict=verdict, reason=reason, judge_status=status, system_changed=changed,
                             system_shift=s_shift, system_se=s_se, corrected_shift=c_shift if corrected else None,
-                            corrected_se=c_se if corrected else None, p=p, alpha=alpha)
+                            corrected_se=c_se if corrected else None, p=p, alpha=alpha,
+                            min_change=float(min_change))
 
 
 # --------------------------------------------------------------------------- helpers

@@ -22,7 +22,7 @@ Goals:
   the same scenarios over many seeds are printed as rates with goal >= 90%;
 * cost: anchor calls per session <= 40 (10% of a 400-call suite).
 
-Seeded; a full run takes about 2 minutes on one core, ``--quick`` well under one minute.
+Seeded; a full run takes about 2-3 minutes on one core, ``--quick`` under one minute.
 """
 
 from __future__ import annotations
@@ -143,12 +143,12 @@ def line(name: str, measured: str, goal: str, ok: bool) -> bool:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer replications (under a minute)")
-    ap.add_argument("--sessions", type=int, default=None, help="sessions per setting (default 1000; quick 300)")
-    ap.add_argument("--histories", type=int, default=None, help="20-run histories per setting (default 1000; quick 300)")
+    ap.add_argument("--sessions", type=int, default=None, help="sessions per setting (default 600; quick 200)")
+    ap.add_argument("--histories", type=int, default=None, help="20-run histories per setting (default 2000; quick 400)")
     ap.add_argument("--seed", type=int, default=29)
     args = ap.parse_args(argv)
-    sessions = args.sessions or (300 if args.quick else 1000)
-    n_hist = args.histories or (300 if args.quick else 1000)
+    sessions = args.sessions or (200 if args.quick else 600)
+    n_hist = args.histories or (400 if args.quick else 2000)
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
     ok = True

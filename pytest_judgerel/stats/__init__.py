@@ -49,6 +49,10 @@ _EXPORTS: dict[str, str] = {
     "ppi_mean": "ppi", "ppi_mean_by": "ppi", "ppi_mean_difference": "ppi", "PPIMean": "ppi",
     "PPIDifference": "ppi", "HumanMean": "ppi",
     "effective_judges": "effective", "EffectiveJudges": "effective",
+    # drift.py
+    "anchor_comparison": "drift", "AnchorComparison": "drift", "NoiseRatio": "drift", "drift_monitor": "drift",
+    "DriftMonitor": "drift", "MonitorStep": "drift", "cusum_decision_limit": "drift",
+    "attribute_change": "drift", "DriftAttribution": "drift",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -61,7 +65,8 @@ def __getattr__(name: str) -> Any:
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
-                "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective"):  # "icc" is the function
+                "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
+                "drift"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

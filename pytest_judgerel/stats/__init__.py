@@ -53,6 +53,8 @@ _EXPORTS: dict[str, str] = {
     "anchor_comparison": "drift", "AnchorComparison": "drift", "NoiseRatio": "drift", "drift_monitor": "drift",
     "DriftMonitor": "drift", "MonitorStep": "drift", "cusum_decision_limit": "drift",
     "attribute_change": "drift", "DriftAttribution": "drift",
+    # interval.py
+    "Interval": "interval", "format_estimate": "interval", "format_interval": "interval",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -66,7 +68,7 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
                 "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
-                "drift"):  # "icc" is the function
+                "drift", "interval"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

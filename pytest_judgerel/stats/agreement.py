@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
+from .interval import HasInterval
 from ..scales import Scale, ScaleLike
 from ._input import as_matrix, as_vector_or_matrix, ids_of, item_means
 
@@ -95,7 +96,7 @@ def nmae(judge: Any, human: Any, scale: ScaleLike, *, item_ids: Sequence[Any] | 
 
 # ---------------------------------------------------------------------------- correlations
 @dataclass(frozen=True)
-class CorrelationResult:
+class CorrelationResult(HasInterval):
     """A correlation coefficient with its p-value (H0: no association) and, for Pearson, a Fisher-z CI."""
 
     method: str
@@ -111,8 +112,7 @@ class CorrelationResult:
         return dict(self.__dict__)
 
     def __str__(self) -> str:
-        ci = "" if self.ci_low is None else f" [{self.confidence:.0%} CI {self.ci_low:.3f}, {self.ci_high:.3f}]"
-        return f"{self.method} = {self.value:.4f}{ci}, p = {self.p:.3g}, n = {self.n}"
+        return f"{self.method} = {self.formatted(4)}, p = {self.p:.3g}, n = {self.n}"
 
 
 def pearson(x: Any, y: Any, *, confidence: float = 0.95) -> CorrelationResult:
@@ -281,7 +281,7 @@ def spearman_brown(rho: float, k: float) -> float:
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(HasInterval):
     """Point estimate on the full data and a bootstrap confidence interval."""
 
     estimate: float
@@ -293,13 +293,14 @@ class BootstrapResult:
     method: str
     seed: int | None
 
+    _estimate_name = "estimate"
+
     @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
+    def _interval_method(self) -> str:  # type: ignore[override]
+        return f"{self.method} bootstrap"
 
     def __str__(self) -> str:
-        return (f"{self.estimate:.4g} [{self.confidence:.0%} {self.method} bootstrap CI {self.ci_low:.4g}, "
-                f"{self.ci_high:.4g}; {self.n_resamples} resamples, seed {self.seed}]")
+        return f"{self.formatted(4, fmt='g')} ({self.n_resamples} resamples, seed {self.seed})"
 
 
 def bootstrap_ci(

@@ -23,6 +23,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from ..errors import ReliabilityError
+from .interval import HasInterval, check_confidence
 from ._input import as_matrix, check_min_shape, drop_missing, ids_of
 
 FORMS = ("1,1", "A,1", "C,1", "1,k", "A,k", "C,k")
@@ -60,7 +61,7 @@ def koo_li_band(value: float) -> str:
 
 
 @dataclass(frozen=True)
-class _ICCEstimate:
+class _ICCEstimate(HasInterval):
     """What every ICC result holds and shows alike: the estimate with its interval and F test
     (H0: ICC = 0), its label and Koo & Li band."""
 
@@ -78,10 +79,6 @@ class _ICCEstimate:
     @property
     def label(self) -> str:
         return f"ICC({self.form})"
-
-    @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
 
     @property
     def band(self) -> str:
@@ -128,8 +125,7 @@ class ICCResult(_ICCEstimate):
         spans = lo_band if lo_band == hi_band else f"{lo_band} to {hi_band}"
         omitted = f", {self.n_omitted} omitted" if self.n_omitted else ""
         return (
-            f"{self.label} = {self.value:.3f} [{self.confidence:.0%} CI {self.ci_low:.3f}, {self.ci_high:.3f}] "
-            f"{self.band} (Koo & Li; CI: {spans}); F({self.df1}, {self.df2}) = {self.f:.4g}, p = {self.p:.3g}; "
+            f"{self.label} = {self.formatted(3)} {self.band} (Koo & Li; CI: {spans}); F({self.df1}, {self.df2}) = {self.f:.4g}, p = {self.p:.3g}; "
             f"n = {self.n} items{omitted}, k = {self.k} raters; rater bias F({self.df1_raters}, "
             f"{self.df2_raters}) = {self.f_raters:.4g}, p = {self.p_raters:.3g}"
         )
@@ -216,9 +212,7 @@ def _prepare(data: Any, nan_policy: str, duplicates: str) -> tuple[np.ndarray, i
 
 
 def _check_confidence(confidence: float) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
-    return float(confidence)
+    return check_confidence(confidence)
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,7 @@ class OneWayICCResult(_ICCEstimate):
     def __str__(self) -> str:
         sizes = str(self.k_min) if self.k_min == self.k_max else f"{self.k_min}-{self.k_max}"
         return (
-            f"{self.label} = {self.value:.3f} [{self.confidence:.0%} CI {self.ci_low:.3f}, {self.ci_high:.3f}] "
-            f"{self.band} (Koo & Li); one-way, unequal group sizes: n = {self.n} items, {self.n_ratings} ratings "
+            f"{self.label} = {self.formatted(3)} {self.band} (Koo & Li); one-way, unequal group sizes: n = {self.n} items, {self.n_ratings} ratings "
             f"({sizes} per item), n0 = {self.n0:.4g}; F({self.df1}, {self.df2}) = {self.f:.4g}, p = {self.p:.3g}"
         )
 

@@ -51,6 +51,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
+from .interval import HasInterval, format_interval
 from ._input import as_vector_or_matrix, item_means
 
 __all__ = ["HumanMean", "PPIMean", "PPIDifference", "ppi_mean", "ppi_mean_by", "ppi_mean_difference",
@@ -63,7 +64,7 @@ MIN_UNLABELED = 2
 
 
 @dataclass(frozen=True)
-class HumanMean:
+class HumanMean(HasInterval):
     """The classical human-only mean of the labelled items with its Student t interval."""
 
     value: float
@@ -73,17 +74,13 @@ class HumanMean:
     n: int
     confidence: float
 
-    @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "ci": [self.ci_low, self.ci_high], "se": self.se, "n": self.n,
                 "confidence": self.confidence}
 
 
 @dataclass(frozen=True)
-class PPIMean:
+class PPIMean(HasInterval):
     """PPI++ estimate of the human-scale mean (module docstring).
 
     ``lam`` is the tuning weight of the judge (0: humans only, 1: classic PPI); ``tuned`` says
@@ -110,10 +107,6 @@ class PPIMean:
     judge_bias: float
 
     @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
-    @property
     def n(self) -> int:
         """Human labels (the sample size of the interval's leading term)."""
         return self.n_labeled
@@ -137,14 +130,13 @@ class PPIMean:
 
     def __str__(self) -> str:
         c = self.classical
-        return (f"human-scale mean {self.value:.4f} [{self.confidence:.0%} CI {self.ci_low:.4f}, {self.ci_high:.4f}]"
+        return (f"human-scale mean {self.formatted(4)}"
                 f" (PPI++, lambda {self.lam:.3f}, {self.n_labeled} human labels + {self.n_unlabeled} judge-only "
-                f"items, worth {self.effective_n:.0f} labels); human-only {c.value:.4f} [{c.ci_low:.4f}, "
-                f"{c.ci_high:.4f}]")
+                f"items, worth {self.effective_n:.0f} labels); human-only {c.formatted(4)}")
 
 
 @dataclass(frozen=True)
-class PPIDifference:
+class PPIDifference(HasInterval):
     """PPI++ estimate of ``theta_a - theta_b`` for two systems (module docstring).
 
     ``lam`` holds (lambda_a, lambda_b); ``a`` and ``b`` are each system's own estimate with the
@@ -168,10 +160,6 @@ class PPIDifference:
     effective_n: float
 
     @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
-    @property
     def n(self) -> int:
         return min(self.a.n_labeled, self.b.n_labeled)
 
@@ -187,10 +175,9 @@ class PPIDifference:
 
     def __str__(self) -> str:
         c = self.classical
-        return (f"difference of human-scale means {self.value:+.4f} [{self.confidence:.0%} CI {self.ci_low:+.4f}, "
-                f"{self.ci_high:+.4f}] (PPI++, lambda {self.lam[0]:.3f} / {self.lam[1]:.3f}, "
+        return (f"difference of human-scale means {self.formatted(4, signed=True)} (PPI++, lambda {self.lam[0]:.3f} / {self.lam[1]:.3f}, "
                 f"{'paired' if self.paired else 'independent'} labels); human-only {c.value:+.4f} "
-                f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]")
+                f"{format_interval(c.ci_low, c.ci_high, digits=4, signed=True)}")
 
 
 # ---------------------------------------------------------------------- input

@@ -22,6 +22,7 @@ from typing import Any, Hashable, Mapping
 import numpy as np
 
 from ..errors import ReliabilityError
+from .interval import HasInterval, check_confidence
 
 __all__ = ["aligned_self_preference", "SelfPreferenceTest", "self_preference_test"]
 
@@ -63,11 +64,13 @@ def aligned_self_preference(reference: Mapping[str, Mapping[Hashable, Any]],
 
 
 @dataclass(frozen=True)
-class SelfPreferenceTest:
+class SelfPreferenceTest(HasInterval):
     """Self-preference with inference.  ``result`` is the
     :class:`~pytest_judgerel.stats.ranking.SelfPreferenceResult`; ``mean_rank_change`` its
     ``mean_interaction_rank_change`` with a Student t interval; ``p_sign`` the exact one-sided
     sign test that the judge moves its own system up more often than down."""
+
+    _estimate_name = "mean_rank_change"
 
     result: Any
     mean_rank_change: float
@@ -82,10 +85,6 @@ class SelfPreferenceTest:
     per_task: tuple[float, ...] = field(default=(), repr=False)
 
     @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
-    @property
     def n(self) -> int:
         return len(self.per_task)
 
@@ -98,8 +97,8 @@ class SelfPreferenceTest:
 
     def __str__(self) -> str:
         r = self.result
-        return (f"self-preference of {r.system}: mean per-task rank change {self.mean_rank_change:+.3f} "
-                f"[{self.confidence:.0%} CI {self.ci_low:+.3f}, {self.ci_high:+.3f}] over {self.n} tasks "
+        return (f"self-preference of {r.system}: mean per-task rank change {self.formatted(3, signed=True)} "
+                f"over {self.n} tasks "
                 f"(up {self.n_higher}, down {self.n_lower}, same {self.n_equal}; sign test p = {self.p_sign:.3g}); "
                 f"leaderboard rank {r.reference_rank} -> {r.judge_rank}")
 
@@ -120,8 +119,7 @@ def self_preference_test(reference: Mapping[str, Mapping[Hashable, Any]],
     systems, tasks, ref, jud = _aligned(reference, judge)
     if own_system not in systems:
         raise ReliabilityError(f"own_system {own_system!r} is not among the systems {sorted(map(str, systems))}")
-    if not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    check_confidence(confidence)
     result = self_preference(ref, jud, own_system)
     per_task = np.array([self_preference({s: [ref[s][i]] for s in systems}, {s: [jud[s][i]] for s in systems},
                                          own_system).mean_interaction_rank_change for i in range(len(tasks))])

@@ -142,7 +142,9 @@ class SequentialLook:
     verdict); ``look`` the 1-based look number on ``schedule``; ``used`` the repeats (or items)
     drawn so far, ``cap`` the fixed design's; ``p_pass_at_cap`` the predictive probability that
     the fixed gate passes on the cap's data (exactly 0 or 1 at the cap); ``observed`` the gate's
-    statistic on the data so far (None where undefined); ``reason`` in words.
+    statistic on the data so far (None where undefined); ``reason`` in words; ``n_sim`` the
+    simulated completions run (fewer than asked once "continue" was certain, see
+    ``_simulate_until_settled``; None for the exact pass-rate rule and at the cap).
     """
 
     decision: str
@@ -222,6 +224,8 @@ def _check_schedule(schedule: LookSchedule | None, default: LookSchedule, cap: i
         return default
     if not isinstance(schedule, LookSchedule):
         raise ReliabilityError(f"schedule must be a LookSchedule, got {type(schedule).__name__}")
+    if schedule.unit != default.unit:
+        raise ReliabilityError(f"the schedule counts {schedule.unit}, but this gate draws {default.unit}")
     if schedule.cap != cap:
         raise ReliabilityError(f"the schedule ends at {schedule.cap} {schedule.unit}, but the cap is {cap}")
     return schedule
@@ -233,6 +237,28 @@ def _decide(p: float, eps: float, what: str) -> tuple[str, str]:
     if p <= eps:
         return "fail", f"P({what} passes at the cap) = {p:.3f} <= eps = {eps:.3f}: the verdict is settled"
     return "continue", f"P({what} passes at the cap) = {p:.3f} lies within ({eps:.3f}, {1 - eps:.3f}): draw more"
+
+
+_BLOCK = 100
+
+
+def _simulate_until_settled(passes_in: Any, n_sim: int, eps: float, block: int) -> tuple[int, int]:
+    """Run ``passes_in(b)`` (the passes among b new simulated completions) in blocks up to ``n_sim``.
+
+    Stops early only when the decision at ``n_sim`` is already certain to be "continue": once more
+    than ``eps n_sim`` completions have passed *and* more than ``eps n_sim`` have failed, neither
+    ``p >= 1 - eps`` nor ``p <= eps`` can be reached, whatever the rest give.  The decision is
+    therefore exactly the full run's; ``p`` is then the share of the completions run.
+    """
+    passes = done = 0
+    limit = eps * n_sim
+    while done < n_sim:
+        b = min(block, n_sim - done)
+        passes += passes_in(b)
+        done += b
+        if passes > limit and done - passes > limit:
+            break
+    return passes, done
 
 
 # ---------------------------------------------------------------------------- ICC over repeats
@@ -360,18 +386,14 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
         raise ReliabilityError(f"{x.shape[0]} complete item(s): an ICC needs at least 2 items")
     _, observed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence)
     rng = np.random.default_rng(seed)
-    done = 0
-    passes = 0
-    block = max(1, min(n_sim, 2_000_000 // (x.shape[0] * cap)))
-    while done < n_sim:
-        b = min(block, n_sim - done)
-        stack = _simulate_completions(x, cap, b, rng)
-        passes += int(_icc_passes_on(stack, canon, use, confidence, threshold).sum())
-        done += b
-    p = passes / n_sim
+    block = max(1, min(_BLOCK, 2_000_000 // (x.shape[0] * cap)))
+    passes, done = _simulate_until_settled(
+        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng), canon, use, confidence,
+                                     threshold).sum()), n_sim, eps, block)
+    p = passes / done
     decision, reason = _decide(p, eps, f"ICC({canon})")
     return SequentialLook(decision, look, r, cap, "repeats", p, observed, threshold, eps, rule,
-                          f"{reason} ({n_sim} simulated completions of the two-way model)", n_sim, seed, sched)
+                          f"{reason} ({done} simulated completions of the two-way model)", done, seed, sched)
 
 
 # ---------------------------------------------------------------------------- pass rate over items
@@ -393,6 +415,22 @@ def _pass_rate_verdict(count: int, n_cap: int, min_rate: float, calibration: Any
     res = corrected_pass_rate(count, n_cap, calibration=calibration, confidence=confidence, interval=interval)
     tested = res.value if use == "estimate" else res.ci_low
     return bool(tested >= min_rate)
+
+
+def _beta_binomial_sf(need: int, trials: int, a: float, b: float) -> float:
+    """P(S >= need) for S ~ BetaBinomial(trials, a, b): the sum of its pmf
+    ``C(t, j) B(j + a, t - j + b) / B(a, b)`` over j >= need (Johnson, Kemp & Kotz 2005, 6.2.2),
+    over the shorter tail."""
+    from scipy.special import betaln, gammaln
+
+    j = np.arange(trials + 1, dtype=float)
+    log_pmf = (gammaln(trials + 1) - gammaln(j + 1) - gammaln(trials - j + 1)
+               + betaln(j + a, trials - j + b) - betaln(a, b))
+    pmf = np.exp(log_pmf)
+    upper = float(pmf[need:].sum())
+    lower = float(pmf[:need].sum())
+    p = upper / (upper + lower)  # the pmf sums to 1 up to rounding
+    return min(1.0, max(0.0, p))
 
 
 def pass_rate_cutoff(n_cap: int, *, min_rate: float, calibration: Any, use: str = "estimate",
@@ -447,8 +485,6 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
     probability) that the count over all ``n_cap`` items reaches :func:`pass_rate_cutoff`
     (pass ``cutoff`` to skip recomputing it at every look).  At the cap: the fixed verdict.
     """
-    from scipy.stats import betabinom
-
     count, seen = _count_seen(passed, n)
     n_cap = _positive_int(n_cap, "n_cap (the items of the fixed design)")
     eps = _check_eps(eps)
@@ -477,7 +513,7 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
     elif need > remaining:
         p = 0.0
     else:
-        p = float(betabinom.sf(need - 1, remaining, a + count, b + seen - count))
+        p = _beta_binomial_sf(need, remaining, a + count, b + seen - count)
     if remaining == 0:
         decision = "pass" if need <= 0 else "fail"
         reason = f"at the cap: the judge passed {count} of {n_cap}, the fixed rule needs {cutoff.count}"
@@ -539,14 +575,19 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
                               None, seed, sched)
     rng = np.random.default_rng(seed)
     remaining = cap - seen
-    wins = 0
-    for _ in range(n_sim):
-        w = rng.dirichlet(np.ones(seen))
-        drawn = fu[rng.choice(seen, size=remaining, p=w)]
-        wins += verdict(np.concatenate([fu, drawn]))[0]
-    p = wins / n_sim
+
+    def passes_in(b: int) -> int:
+        wins = 0
+        for _ in range(b):
+            w = rng.dirichlet(np.ones(seen))
+            drawn = fu[rng.choice(seen, size=remaining, p=w)]
+            wins += verdict(np.concatenate([fu, drawn]))[0]
+        return wins
+
+    wins, done = _simulate_until_settled(passes_in, n_sim, eps, _BLOCK)
+    p = wins / done
     decision, reason = _decide(p, eps, "the human-mean gate")
     return SequentialLook(decision, look, seen, cap, "items", p, observed, min_mean, eps, rule,
-                          f"{reason} ({n_sim} Bayesian-bootstrap completions of the {remaining} remaining items)",
-                          n_sim, seed, sched)
+                          f"{reason} ({done} Bayesian-bootstrap completions of the {remaining} remaining items)",
+                          done, seed, sched)
 

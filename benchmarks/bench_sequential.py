@@ -104,7 +104,7 @@ def icc_outcomes(case: str, per_truth: int, at_threshold: int, seed: int) -> lis
         rng = np.random.default_rng([seed, t_i, len(case)])
         for d in range(at_threshold if truth == ICC_THRESHOLD else per_truth):
             x = _draw(case, rho, rng, N_ITEMS, CAP)
-            fixed, _ = icc_fixed_verdict(x, ICC_THRESHOLD, "A,1")
+            fixed = icc_fixed_verdict(x, ICC_THRESHOLD, "A,1").passed
             used, passed = run_icc(x, seed=d)
             out.append(Outcome(truth, used, CAP, passed, fixed))
     return out

@@ -70,9 +70,9 @@ def test_borderline_judge_runs_to_the_cap_and_gives_the_fixed_verdict(seed):
     x = _judge(seed, 0.7)  # true ICC on the threshold; seeds whose prefixes stay unsettled
     look = _run(x)
     assert look.used == CAP and look.at_cap and look.next_size is None
-    fixed, tested = icc_fixed_verdict(x, 0.7)
-    assert (look.decision == "pass") == fixed and look.observed == tested
-    assert look.p_pass_at_cap == float(fixed)
+    fixed = icc_fixed_verdict(x, 0.7)
+    assert (look.decision == "pass") == fixed.passed and look.observed == fixed.tested
+    assert look.p_pass_at_cap == float(fixed.passed)
 
 
 def test_a_continue_names_the_next_look():
@@ -129,7 +129,7 @@ def test_a_constant_judge_fails_without_nan():
     look = icc_sequential_look(x, threshold=0.5, cap=CAP)
     assert look.decision == "fail" and look.p_pass_at_cap == 0.0 and look.observed is None
     at_cap = icc_sequential_look(np.full((30, 4), 4.0), threshold=0.5, cap=4)
-    assert at_cap.decision == "fail" and at_cap.observed is None and "undefined" in at_cap.reason
+    assert at_cap.decision == "fail" and at_cap.observed is None and "identical" in at_cap.reason
     for value in look.to_dict().values():
         assert not (isinstance(value, float) and math.isnan(value))
 
@@ -272,3 +272,11 @@ def test_human_mean_input_errors():
         human_mean_sequential_look(f, y, fu, n_unlabeled_cap=500, min_mean=3.0)
     with pytest.raises(ReliabilityError, match="NaN|missing|finite"):
         human_mean_sequential_look(f, y, np.r_[fu[:99], np.nan], n_unlabeled_cap=1000, min_mean=3.0)
+
+
+def test_missing_ratings_at_the_cap_fail_as_the_gate_does_and_say_why():
+    x = _judge(1, 0.95, k=4)
+    x[3, 2] = np.nan
+    look = icc_sequential_look(x, threshold=0.7, cap=4)
+    assert look.decision == "fail" and look.observed is None and "missing" in look.reason
+    assert icc_sequential_look(x, threshold=0.7, cap=4, nan_policy="omit").decision == "pass"

@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "icc_sequential_look": "sequential", "pass_rate_sequential_look": "sequential",
     "human_mean_sequential_look": "sequential", "SequentialLook": "sequential", "LookSchedule": "sequential",
     "repeats_schedule": "sequential", "items_schedule": "sequential", "pass_rate_cutoff": "sequential",
-    "PassRateCutoff": "sequential", "icc_fixed_verdict": "sequential",
+    "PassRateCutoff": "sequential", "icc_fixed_verdict": "sequential", "FixedVerdict": "sequential",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)

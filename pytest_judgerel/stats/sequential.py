@@ -63,7 +63,7 @@ from ..errors import ReliabilityError
 __all__ = [
     "LookSchedule", "SequentialLook", "PassRateCutoff",
     "repeats_schedule", "items_schedule",
-    "icc_fixed_verdict", "icc_sequential_look",
+    "FixedVerdict", "icc_fixed_verdict", "icc_sequential_look",
     "pass_rate_cutoff", "pass_rate_sequential_look",
     "human_mean_sequential_look",
     "ICC_EPS", "PASS_RATE_EPS", "HUMAN_MEAN_EPS", "N_SIM",
@@ -268,22 +268,32 @@ def _icc_matrix(ratings: Any) -> np.ndarray:
     return as_matrix(ratings)
 
 
+@dataclass(frozen=True)
+class FixedVerdict:
+    """The fixed gate's verdict on the cap's data: ``passed``, the ``tested`` number (the ICC or its
+    lower bound; None when it could not be computed) and, then, the ``error`` that says why."""
+
+    passed: bool
+    tested: float | None
+    error: str | None = None
+
+
 def icc_fixed_verdict(ratings: Any, threshold: float, form: str = "A,1", use: str = "estimate", *,
-                      confidence: float = 0.95, nan_policy: str = "raise") -> tuple[bool, float | None]:
-    """The fixed ICC gate's verdict and tested number, as ``assert_icc_above`` decides it.
+                      confidence: float = 0.95, nan_policy: str = "raise") -> FixedVerdict:
+    """The fixed ICC gate's verdict, as ``assert_icc_above`` decides it.
 
     ``icc(ratings, form, confidence, nan_policy)``; the gate tests its value (``use="estimate"``)
     or its lower CI bound (``"ci_low"``) against ``threshold`` (``>=`` passes); a statistic that
-    cannot be computed (:class:`ReliabilityError`) fails, with tested number None.
+    cannot be computed (:class:`ReliabilityError`) fails.
     """
     from .icc import icc
 
     try:
         res = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
-    except ReliabilityError:
-        return False, None
+    except ReliabilityError as exc:
+        return FixedVerdict(False, None, str(exc))
     tested = res.value if use == "estimate" else res.ci_low
-    return bool(tested >= threshold), float(tested)
+    return FixedVerdict(bool(tested >= threshold), float(tested))
 
 
 def _chi2_scale(ss: float, df: int, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -330,7 +340,7 @@ def _icc_passes_on(stack: np.ndarray, form: str, use: str, confidence: float, th
 
         values = np.atleast_1d(np.asarray(icc_values(stack, form), dtype=float))
         return np.isfinite(values) & (values >= threshold)
-    return np.array([icc_fixed_verdict(s, threshold, form, use, confidence=confidence)[0] for s in stack])
+    return np.array([icc_fixed_verdict(s, threshold, form, use, confidence=confidence).passed for s in stack])
 
 
 def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str = "A,1", use: str = "estimate",
@@ -368,9 +378,10 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     rule = f"ICC({canon}) {'lower CI bound' if use == 'ci_low' else 'estimate'} >= {threshold:g} at {cap} repeats"
     look = sched.look_number(r)
     if r == cap:
-        passed, tested = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence, nan_policy=nan_policy)
+        fixed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence, nan_policy=nan_policy)
+        passed, tested = fixed.passed, fixed.tested
         if tested is None:
-            why = "the statistic is undefined on the cap's data, which fails"
+            why = f"not computed, which fails: {fixed.error}"
         else:
             why = f"{tested:.4f} {'>=' if passed else '<'} {threshold:g}"
         return SequentialLook("pass" if passed else "fail", look, r, cap, "repeats", float(passed), tested,
@@ -384,7 +395,7 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
         x = x[~missing]
     if x.shape[0] < 2:
         raise ReliabilityError(f"{x.shape[0]} complete item(s): an ICC needs at least 2 items")
-    _, observed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence)
+    observed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence).tested
     rng = np.random.default_rng(seed)
     block = max(1, min(_BLOCK, 2_000_000 // (x.shape[0] * cap)))
     passes, done = _simulate_until_settled(

@@ -55,6 +55,11 @@ _EXPORTS: dict[str, str] = {
     "attribute_change": "drift", "DriftAttribution": "drift",
     # interval.py
     "Interval": "interval", "format_estimate": "interval", "format_interval": "interval",
+    # sequential.py
+    "icc_sequential_look": "sequential", "pass_rate_sequential_look": "sequential",
+    "human_mean_sequential_look": "sequential", "SequentialLook": "sequential", "LookSchedule": "sequential",
+    "repeats_schedule": "sequential", "items_schedule": "sequential", "pass_rate_cutoff": "sequential",
+    "PassRateCutoff": "sequential", "icc_fixed_verdict": "sequential", "FixedVerdict": "sequential",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -68,7 +73,7 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
                 "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
-                "drift", "interval"):  # "icc" is the function
+                "drift", "interval", "sequential"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

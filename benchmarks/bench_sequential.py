@@ -1,0 +1,224 @@
+"""Benchmark: sequential gates stop early without changing the fixed design's verdict.
+
+Run: python benchmarks/bench_sequential.py [--quick] [--datasets N] [--seed S]
+
+Simulation with known truth (seeded).  Every data set is drawn in full up front -- the cap's
+answers -- and the fixed design's verdict is computed on it; the sequential run
+(:mod:`pytest_judgerel.stats.sequential`, default eps and n_sim) sees prefixes of the same
+answers at the looks of its schedule and stops when its verdict is settled.
+
+* **ICC over repeats** (``assert_icc_above(..., threshold=0.7, form="A,1")``): n = 40 items x
+  cap 10 repeats, true ICC(A,1) from 0.4 to 0.95.  Three judges: exchangeable repeats
+  (``y = a_i + e_ij``), repeats with offsets (``+ b_j``, a fifth of the non-item variance) and
+  ordinal 0-5 scores (a latent ``2.5 + 1.2 (a_i + e_ij)`` rounded and clipped; its true ICC is
+  that of the rounded scores, found on 40,000 simulated items).  Looks at 2, 3, ..., 10 repeats.
+* **Corrected pass rate over items** (``assert_pass_rate(min_rate=0.9)``): N = 1,000 items, true
+  rates 0.80-0.99; a perfect judge and one with specificity 0.90 / sensitivity 0.95 (its
+  calibration fixed at those values, 100 / 400 items), the estimate and the lower-bound rule.
+  Looks every 100 items.
+
+Goals: calls <= 40% of the fixed design's (mean over data sets) where the truth lies >= 0.1 from
+the ICC threshold or >= 0.04 from the pass-rate threshold, and never past the cap; verdicts equal
+to the fixed design's on the same answers in >= 97% of data sets (each family and overall);
+with the truth on the threshold, false passes at most the fixed design's + 0.01.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from pytest_judgerel.stats.icc_batch import icc_values
+from pytest_judgerel.stats.pass_rate import JudgeCalibration
+from pytest_judgerel.stats.sequential import (
+    icc_fixed_verdict,
+    icc_sequential_look,
+    items_schedule,
+    pass_rate_cutoff,
+    pass_rate_sequential_look,
+    repeats_schedule,
+)
+
+N_ITEMS, CAP, ICC_THRESHOLD = 40, 10, 0.7
+ICC_TRUTHS = (0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9, 0.95)
+ICC_FAR = 0.1
+N_PASS, RATE_THRESHOLD = 1000, 0.9
+RATE_TRUTHS = (0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94, 0.96, 0.99)
+RATE_FAR = 0.04
+JUDGES = {"perfect judge": JudgeCalibration(1.0, 1.0, 100, 400),
+          "q0 0.90, q1 0.95": JudgeCalibration(0.90, 0.95, 100, 400)}
+GOAL_CALLS, GOAL_AGREE, GOAL_FALSE_PASS = 0.40, 0.97, 0.01
+
+
+@dataclass
+class Outcome:
+    truth: float
+    used: int
+    cap: int
+    seq_pass: bool
+    fixed_pass: bool
+
+
+# ---------------------------------------------------------------------------- ICC
+def _ordinal(latent: np.ndarray) -> np.ndarray:
+    return np.clip(np.round(2.5 + 1.2 * latent), 0, 5)
+
+
+def _draw(case: str, rho: float, rng: np.random.Generator, n: int, k: int) -> np.ndarray:
+    a = rng.normal(0, np.sqrt(rho), (n, 1))
+    if case == "offsets":
+        return a + rng.normal(0, np.sqrt(0.2 * (1 - rho)), (1, k)) + rng.normal(0, np.sqrt(0.8 * (1 - rho)), (n, k))
+    x = a + rng.normal(0, np.sqrt(1 - rho), (n, k))
+    return _ordinal(x) if case == "ordinal" else x
+
+
+def _ordinal_latent(truth: float) -> float:
+    """The latent ICC whose rounded 0-5 scores have true ICC(A,1) ``truth`` (40,000 items, bisection)."""
+    rng = np.random.default_rng(12345)
+    a, e = rng.standard_normal((40_000, 1)), rng.standard_normal((40_000, 4))
+    lo, hi = 0.01, 0.995
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        value = float(icc_values(_ordinal(np.sqrt(mid) * a + np.sqrt(1 - mid) * e), "A,1"))
+        lo, hi = (mid, hi) if value < truth else (lo, mid)
+    return (lo + hi) / 2
+
+
+def run_icc(x: np.ndarray, seed: int) -> tuple[int, bool]:
+    schedule = repeats_schedule(CAP)
+    for r in schedule.looks:
+        look = icc_sequential_look(x[:, :r], threshold=ICC_THRESHOLD, cap=CAP, seed=seed, schedule=schedule)
+        if look.stopped:
+            return look.used, look.decision == "pass"
+    raise AssertionError("the cap always stops")  # pragma: no cover
+
+
+def icc_outcomes(case: str, per_truth: int, at_threshold: int, seed: int) -> list[Outcome]:
+    out = []
+    for t_i, truth in enumerate(ICC_TRUTHS):
+        rho = _ordinal_latent(truth) if case == "ordinal" else truth
+        rng = np.random.default_rng([seed, t_i, len(case)])
+        for d in range(at_threshold if truth == ICC_THRESHOLD else per_truth):
+            x = _draw(case, rho, rng, N_ITEMS, CAP)
+            fixed = icc_fixed_verdict(x, ICC_THRESHOLD, "A,1").passed
+            used, passed = run_icc(x, seed=d)
+            out.append(Outcome(truth, used, CAP, passed, fixed))
+    return out
+
+
+# ---------------------------------------------------------------------------- pass rate
+def rate_outcomes(cal: JudgeCalibration, use: str, per_truth: int, at_threshold: int, seed: int) -> list[Outcome]:
+    schedule = items_schedule(N_PASS)
+    cutoff = pass_rate_cutoff(N_PASS, min_rate=RATE_THRESHOLD, calibration=cal, use=use)
+    out = []
+    for t_i, truth in enumerate(RATE_TRUTHS):
+        rng = np.random.default_rng([seed, t_i, 7 if use == "estimate" else 8, int(cal.specificity * 100)])
+        raw = cal.sensitivity * truth + (1 - cal.specificity) * (1 - truth)
+        for _ in range(at_threshold if truth == RATE_THRESHOLD else per_truth):
+            verdicts = rng.random(N_PASS) < raw
+            fixed = int(verdicts.sum()) >= cutoff.count
+            for m in schedule.looks:
+                look = pass_rate_sequential_look(int(verdicts[:m].sum()), m, n_cap=N_PASS, min_rate=RATE_THRESHOLD,
+                                                 calibration=cal, use=use, cutoff=cutoff, schedule=schedule)
+                if look.stopped:
+                    break
+            out.append(Outcome(truth, look.used, N_PASS, look.decision == "pass", fixed))
+    return out
+
+
+# ---------------------------------------------------------------------------- report
+def summary(name: str, outcomes: list[Outcome], threshold: float, far: float) -> dict[str, float]:
+    far_o = [o for o in outcomes if abs(o.truth - threshold) >= far - 1e-12]
+    at = [o for o in outcomes if abs(o.truth - threshold) < 1e-12]
+    return {
+        "calls_far": float(np.mean([o.used / o.cap for o in far_o])),
+        "max_share": max(o.used / o.cap for o in outcomes),
+        "agree": float(np.mean([o.seq_pass == o.fixed_pass for o in outcomes])),
+        "seq_pass_at": float(np.mean([o.seq_pass for o in at])),
+        "fixed_pass_at": float(np.mean([o.fixed_pass for o in at])),
+        "n": len(outcomes), "n_at": len(at),
+    }
+
+
+def table(name: str, outcomes: list[Outcome]) -> None:
+    print(f"  {name}")
+    print(f"    {'truth':>6} {'sets':>5} {'calls/fixed':>11} {'agree':>6} {'seq pass':>8} {'fixed pass':>10}")
+    for truth in sorted({o.truth for o in outcomes}):
+        sub = [o for o in outcomes if o.truth == truth]
+        print(f"    {truth:6.3f} {len(sub):5d} {np.mean([o.used / o.cap for o in sub]):11.3f} "
+              f"{np.mean([o.seq_pass == o.fixed_pass for o in sub]):6.3f} {np.mean([o.seq_pass for o in sub]):8.3f} "
+              f"{np.mean([o.fixed_pass for o in sub]):10.3f}")
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer data sets (under a minute)")
+    ap.add_argument("--datasets", type=int, default=None, help="ICC data sets per truth (default 40; quick 6)")
+    ap.add_argument("--seed", type=int, default=2028)
+    args = ap.parse_args(argv)
+    per_icc = args.datasets or (6 if args.quick else 40)
+    at_icc = 4 * per_icc
+    per_rate, at_rate = (60, 240) if args.quick else (400, 1600)
+    t0 = time.perf_counter()
+
+    print(f"ICC(A,1) >= {ICC_THRESHOLD} over repeats: {N_ITEMS} items, cap {CAP} repeats, looks "
+          f"{list(repeats_schedule(CAP).looks)}")
+    icc_all: list[Outcome] = []
+    for case in ("exchangeable", "offsets", "ordinal"):
+        res = icc_outcomes(case, per_icc, at_icc, args.seed)
+        table(case, res)
+        icc_all += res
+    t_icc = time.perf_counter() - t0
+    print(f"corrected pass rate >= {RATE_THRESHOLD} over items: {N_PASS} items, looks every "
+          f"{items_schedule(N_PASS).looks[0]}")
+    rate_all: list[Outcome] = []
+    for judge, cal in JUDGES.items():
+        for use in ("estimate", "ci_low"):
+            res = rate_outcomes(cal, use, per_rate, at_rate, args.seed)
+            table(f"{judge}, use={use}", res)
+            rate_all += res
+    took = time.perf_counter() - t0
+    print(f"({len(icc_all)} ICC data sets in {t_icc:.1f} s, {len(rate_all)} pass-rate data sets; {took:.1f} s)")
+
+    si = summary("icc", icc_all, ICC_THRESHOLD, ICC_FAR)
+    sr = summary("pass_rate", rate_all, RATE_THRESHOLD, RATE_FAR)
+    agree_all = float(np.mean([o.seq_pass == o.fixed_pass for o in icc_all + rate_all]))
+    lines = [
+        ("sequential_icc_calls", f"{si['calls_far']:.3f} of the fixed design's calls (truth >= {ICC_FAR} from the "
+                                 f"threshold)", f"<= {GOAL_CALLS}", si["calls_far"] <= GOAL_CALLS),
+        ("sequential_pass_rate_calls", f"{sr['calls_far']:.3f} of the fixed design's calls (truth >= {RATE_FAR} "
+                                       "from the threshold)", f"<= {GOAL_CALLS}", sr["calls_far"] <= GOAL_CALLS),
+        ("sequential_max_calls", f"{max(si['max_share'], sr['max_share']):.3f} of the cap at most",
+         "<= 1.0", max(si["max_share"], sr["max_share"]) <= 1.0),
+        ("sequential_icc_agreement", f"{si['agree']:.4f} of {si['n']} data sets give the fixed verdict",
+         f">= {GOAL_AGREE}", si["agree"] >= GOAL_AGREE),
+        ("sequential_pass_rate_agreement", f"{sr['agree']:.4f} of {sr['n']} data sets give the fixed verdict",
+         f">= {GOAL_AGREE}", sr["agree"] >= GOAL_AGREE),
+        ("sequential_agreement", f"{agree_all:.4f} overall", f">= {GOAL_AGREE}", agree_all >= GOAL_AGREE),
+        ("sequential_icc_false_pass", f"{si['seq_pass_at'] - si['fixed_pass_at']:+.4f} more false passes than the "
+                                      f"fixed design (sequential {si['seq_pass_at']:.4f}, fixed "
+                                      f"{si['fixed_pass_at']:.4f}; truth on the threshold, {si['n_at']} data sets)",
+         f"<= {GOAL_FALSE_PASS}", si["seq_pass_at"] - si["fixed_pass_at"] <= GOAL_FALSE_PASS),
+        ("sequential_pass_rate_false_pass", f"{sr['seq_pass_at'] - sr['fixed_pass_at']:+.4f} more false passes than "
+                                            f"the fixed design (sequential {sr['seq_pass_at']:.4f}, fixed "
+                                            f"{sr['fixed_pass_at']:.4f}; truth on the threshold, {sr['n_at']} data "
+                                            "sets)",
+         f"<= {GOAL_FALSE_PASS}", sr["seq_pass_at"] - sr["fixed_pass_at"] <= GOAL_FALSE_PASS),
+    ]
+    ok = True
+    for name, measured, goal, good in lines:
+        print(f"{name}: measured {measured} goal {goal} {verdict(good)}")
+        ok &= good
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

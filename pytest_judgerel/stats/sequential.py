@@ -1,0 +1,604 @@
+"""Sequential gates: draw repeats (or items) in steps and stop once the cap's verdict is settled.
+
+A fixed gate spends its whole budget: k repeats of n items, or all N items.  A sequential gate
+takes the same budget as a **cap** and looks at the data at the points of a :class:`LookSchedule`
+(repeats 2, 3, ..., k; items in batches).  At every look before the cap it computes the
+**predictive probability** that the fixed gate, run on the cap's full data, will pass, given
+what has been seen (stochastic curtailment: Lan, Simon & Halperin 1982; the predictive form of
+Spiegelhalter, Freedman & Blackburn 1986 and Lee & Liu 2008):
+
+    p_cap = P(fixed rule on (observed + the not yet drawn data) passes | observed)
+
+and stops with ``"pass"`` when ``p_cap >= 1 - eps``, with ``"fail"`` when ``p_cap <= eps``, and
+otherwise continues.  At the cap nothing is predicted: the verdict *is* the fixed gate's rule on
+the cap's data (the same function, the same arguments; ``"A,k"`` with the cap's k).
+
+**What it guarantees.**  (1) Never more than the cap.  (2) At the cap, exactly the fixed verdict.
+(3) Where the predictive model is right, a stop is wrong (the cap's verdict on the same answers
+would have been the other) with probability at most ``eps`` given the stop, so over all looks
+together at most ``eps`` of all runs end with a verdict other than the fixed design's (the
+events "stopped at look t and the cap would disagree" are disjoint over t, each at most eps
+times P(stop at t)).  The pass-rate rule's model is exact for exchangeable items (beta-binomial),
+the ICC rule's an approximate posterior of the two-way normal model; ``benchmarks/bench_sequential.py``
+measures both on simulated judges (verdict agreement, calls, false passes at the threshold).
+
+The three rules:
+
+* :func:`icc_sequential_look` -- ICC gates over repeats (``assert_icc_above`` on items x repeats).
+  The remaining repeats are simulated from the two-way random model ``y_ij = theta_i + b_j + e_ij``
+  (McGraw & Wong 1996) with its variance components drawn from their approximate posteriors
+  (each mean square over a chi-square draw: ``SS / chi2(df)``, Box & Tiao 1973 section 5.2,
+  variance components by the ANOVA moment equations, truncated at 0), the items' true means
+  drawn around their shrunken observed means (normal-normal posterior, ``B = s_a^2 /
+  (s_a^2 + s_e^2 / r)``), new repeat offsets ``b_j`` relative to the mean offset of the observed
+  repeats, and normal noise.  The fixed rule is then evaluated on each completed matrix.
+* :func:`pass_rate_sequential_look` -- the corrected pass rate (``assert_pass_rate``) over items.
+  With the calibration fixed, the fixed verdict passes exactly when the judge's pass count over
+  all N items reaches a cutoff c (:func:`pass_rate_cutoff`, found with the gate's own function),
+  so ``p_cap = P(S_remaining >= c - s)`` under the beta-binomial predictive of the unseen items
+  (Jeffreys prior Beta(1/2, 1/2) on the judge's pass probability): exact, no simulation.
+  ``p_cap`` is exactly 1 once ``s >= c`` and exactly 0 once ``s + remaining < c`` (deterministic
+  curtailment).
+* :func:`human_mean_sequential_look` -- the PPI++ human-scale mean (``assert_human_mean_above``)
+  with the unlabelled items judged in batches: the not yet judged items' scores are drawn from
+  the Bayesian-bootstrap predictive of the judged ones (Rubin 1981: Dirichlet(1, ..., 1)
+  weights on the observed scores, then the remaining scores from those weights), and
+  :func:`~pytest_judgerel.stats.ppi.ppi_mean` runs on each completed set (lambda re-tuned).
+
+Deterministic: the simulations use ``numpy.random.default_rng(seed)``; the same data and seed
+give the same look.  A completed data set on which the statistic is undefined counts as a fail,
+as the fixed gate fails a statistic it cannot compute.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ReliabilityError
+
+__all__ = [
+    "LookSchedule", "SequentialLook", "PassRateCutoff",
+    "repeats_schedule", "items_schedule",
+    "FixedVerdict", "icc_fixed_verdict", "icc_sequential_look",
+    "pass_rate_cutoff", "pass_rate_sequential_look",
+    "human_mean_sequential_look",
+    "ICC_EPS", "PASS_RATE_EPS", "HUMAN_MEAN_EPS", "N_SIM",
+]
+
+ICC_EPS = 0.02
+"""Stop when the predictive probability of the cap's verdict is >= 1 - eps or <= eps (ICC rule;
+chosen with ``benchmarks/bench_sequential.py``: see ``docs/_drafts/sequential.md``)."""
+PASS_RATE_EPS = 0.01
+"""The same for the pass-rate rule (exact predictive, no Monte Carlo error)."""
+HUMAN_MEAN_EPS = 0.02
+"""The same for the PPI++ human-mean rule."""
+N_SIM = 400
+"""Simulated completions per look (ICC and human-mean rules); Monte Carlo sd at p = 0.98: 0.007."""
+
+_DECISIONS = ("continue", "pass", "fail")
+
+
+# ---------------------------------------------------------------------------- schedules
+@dataclass(frozen=True)
+class LookSchedule:
+    """The sizes (repeats, or items, drawn so far) at which a sequential gate looks; the last is the cap."""
+
+    looks: tuple[int, ...]
+    unit: str
+
+    @property
+    def cap(self) -> int:
+        return self.looks[-1]
+
+    @property
+    def first(self) -> int:
+        return self.looks[0]
+
+    def look_number(self, used: int) -> int:
+        """1-based number of the look at ``used`` (looks off the schedule count the scheduled ones passed)."""
+        return sum(1 for s in self.looks if s <= used)
+
+    def next_size(self, used: int) -> int | None:
+        """The size of the next look after ``used`` (None at or past the cap)."""
+        return next((s for s in self.looks if s > used), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"looks": list(self.looks), "unit": self.unit, "cap": self.cap}
+
+
+def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ReliabilityError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def repeats_schedule(cap: int, first: int = 2) -> LookSchedule:
+    """Looks after repeats ``first, first + 1, ..., cap`` (an ICC needs 2 repeats before it can look)."""
+    cap = _positive_int(cap, "cap (the repeats of the fixed design)", 2)
+    first = _positive_int(first, "first", 2)
+    if first > cap:
+        raise ReliabilityError(f"the first look ({first} repeats) lies past the cap ({cap} repeats)")
+    return LookSchedule(tuple(range(first, cap + 1)), "repeats")
+
+
+def items_schedule(cap: int, batch: int | None = None) -> LookSchedule:
+    """Looks after every ``batch`` items (default ``max(50, ceil(cap / 10))``) and at the cap."""
+    cap = _positive_int(cap, "cap (the items of the fixed design)")
+    batch = max(50, math.ceil(cap / 10)) if batch is None else _positive_int(batch, "batch")
+    looks = list(range(batch, cap, batch)) + [cap]
+    return LookSchedule(tuple(looks), "items")
+
+
+# ---------------------------------------------------------------------------- result
+@dataclass(frozen=True)
+class SequentialLook:
+    """One look of a sequential gate.
+
+    ``decision``: ``"continue"`` (draw the next step), ``"pass"`` or ``"fail"`` (stop: the
+    verdict); ``look`` the 1-based look number on ``schedule``; ``used`` the repeats (or items)
+    drawn so far, ``cap`` the fixed design's; ``p_pass_at_cap`` the predictive probability that
+    the fixed gate passes on the cap's data (exactly 0 or 1 at the cap); ``observed`` the gate's
+    statistic on the data so far (None where undefined); ``reason`` in words; ``n_sim`` the
+    simulated completions run (fewer than asked once "continue" was certain, see
+    ``_simulate_until_settled``; None for the exact pass-rate rule and at the cap).
+    """
+
+    decision: str
+    look: int
+    used: int
+    cap: int
+    unit: str
+    p_pass_at_cap: float
+    observed: float | None
+    threshold: float
+    eps: float
+    rule: str
+    reason: str
+    n_sim: int | None = None
+    seed: int | None = None
+    schedule: LookSchedule | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self.decision != "continue"
+
+    @property
+    def at_cap(self) -> bool:
+        return self.used >= self.cap
+
+    @property
+    def share_of_cap(self) -> float:
+        """Repeats (or items) used as a share of the fixed design's."""
+        return self.used / self.cap
+
+    @property
+    def next_size(self) -> int | None:
+        """Repeats (or items) to have at the next look (None once stopped)."""
+        if self.stopped or self.schedule is None:
+            return None
+        return self.schedule.next_size(self.used)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"decision": self.decision, "look": self.look, "used": self.used, "cap": self.cap,
+                "unit": self.unit, "p_pass_at_cap": self.p_pass_at_cap, "observed": self.observed,
+                "threshold": self.threshold, "eps": self.eps, "rule": self.rule, "reason": self.reason,
+                "n_sim": self.n_sim, "seed": self.seed,
+                "schedule": None if self.schedule is None else self.schedule.to_dict()}
+
+    def __str__(self) -> str:
+        return (f"sequential {self.rule}: look {self.look}, {self.used}/{self.cap} {self.unit}: "
+                f"{self.decision} (P(pass at cap) = {self.p_pass_at_cap:.3f}); {self.reason}")
+
+
+def _check_eps(eps: Any) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 0.5:
+        raise ReliabilityError(f"eps must be a number strictly between 0 and 0.5, got {eps!r}")
+    return float(eps)
+
+
+def _check_finite(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value):
+        raise ReliabilityError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _check_confidence(confidence: Any) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ReliabilityError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+    return float(confidence)
+
+
+def _check_use(use: Any) -> str:
+    if use not in ("estimate", "ci_low"):
+        raise ReliabilityError(f"use must be 'estimate' or 'ci_low', got {use!r}")
+    return str(use)
+
+
+def _check_schedule(schedule: LookSchedule | None, default: LookSchedule, cap: int) -> LookSchedule:
+    if schedule is None:
+        return default
+    if not isinstance(schedule, LookSchedule):
+        raise ReliabilityError(f"schedule must be a LookSchedule, got {type(schedule).__name__}")
+    if schedule.unit != default.unit:
+        raise ReliabilityError(f"the schedule counts {schedule.unit}, but this gate draws {default.unit}")
+    if schedule.cap != cap:
+        raise ReliabilityError(f"the schedule ends at {schedule.cap} {schedule.unit}, but the cap is {cap}")
+    return schedule
+
+
+def _decide(p: float, eps: float, what: str) -> tuple[str, str]:
+    if p >= 1 - eps:
+        return "pass", f"P({what} passes at the cap) = {p:.3f} >= 1 - eps = {1 - eps:.3f}: the verdict is settled"
+    if p <= eps:
+        return "fail", f"P({what} passes at the cap) = {p:.3f} <= eps = {eps:.3f}: the verdict is settled"
+    return "continue", f"P({what} passes at the cap) = {p:.3f} lies within ({eps:.3f}, {1 - eps:.3f}): draw more"
+
+
+_BLOCK = 100
+
+
+def _simulate_until_settled(passes_in: Any, n_sim: int, eps: float, block: int) -> tuple[int, int]:
+    """Run ``passes_in(b)`` (the passes among b new simulated completions) in blocks up to ``n_sim``.
+
+    Stops early only when the decision at ``n_sim`` is already certain to be "continue": once more
+    than ``eps n_sim`` completions have passed *and* more than ``eps n_sim`` have failed, neither
+    ``p >= 1 - eps`` nor ``p <= eps`` can be reached, whatever the rest give.  The decision is
+    therefore exactly the full run's; ``p`` is then the share of the completions run.
+    """
+    passes = done = 0
+    limit = eps * n_sim
+    while done < n_sim:
+        b = min(block, n_sim - done)
+        passes += passes_in(b)
+        done += b
+        if passes > limit and done - passes > limit:
+            break
+    return passes, done
+
+
+# ---------------------------------------------------------------------------- ICC over repeats
+def _icc_matrix(ratings: Any) -> np.ndarray:
+    from ._input import as_matrix
+
+    return as_matrix(ratings)
+
+
+@dataclass(frozen=True)
+class FixedVerdict:
+    """The fixed gate's verdict on the cap's data: ``passed``, the ``tested`` number (the ICC or its
+    lower bound; None when it could not be computed) and, then, the ``error`` that says why."""
+
+    passed: bool
+    tested: float | None
+    error: str | None = None
+
+
+def icc_fixed_verdict(ratings: Any, threshold: float, form: str = "A,1", use: str = "estimate", *,
+                      confidence: float = 0.95, nan_policy: str = "raise") -> FixedVerdict:
+    """The fixed ICC gate's verdict, as ``assert_icc_above`` decides it.
+
+    ``icc(ratings, form, confidence, nan_policy)``; the gate tests its value (``use="estimate"``)
+    or its lower CI bound (``"ci_low"``) against ``threshold`` (``>=`` passes); a statistic that
+    cannot be computed (:class:`ReliabilityError`) fails.
+    """
+    from .icc import icc
+
+    try:
+        res = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
+    except ReliabilityError as exc:
+        return FixedVerdict(False, None, str(exc))
+    tested = res.value if use == "estimate" else res.ci_low
+    return FixedVerdict(bool(tested >= threshold), float(tested))
+
+
+def _chi2_scale(ss: float, df: int, rng: np.random.Generator, size: int) -> np.ndarray:
+    """Posterior draws of an expected mean square: ``SS / chi2(df)`` (Box & Tiao 1973, 5.2)."""
+    if df <= 0 or ss <= 0:
+        return np.zeros(size)
+    return ss / rng.chisquare(df, size)
+
+
+def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_sim`` completions (n_sim, n, cap) of the observed items x repeats ``x`` (module docstring)."""
+    n, r = x.shape
+    m = cap - r
+    g = float(x.mean())
+    rows = x.mean(axis=1)
+    cols = x.mean(axis=0)
+    resid = x - rows[:, None] - cols[None, :] + g
+    ssr = r * float(((rows - g) ** 2).sum())
+    ssc = n * float(((cols - g) ** 2).sum())
+    sse = float((resid ** 2).sum())
+    s_e = _chi2_scale(sse, (n - 1) * (r - 1), rng, n_sim)
+    s_b = np.maximum(0.0, (_chi2_scale(ssc, r - 1, rng, n_sim) - s_e) / n)
+    s_a = np.maximum(0.0, (_chi2_scale(ssr, n - 1, rng, n_sim) - s_e) / r)
+    den = s_a + s_e / r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shrink = np.where(den > 0, s_a / np.where(den > 0, den, 1.0), 0.0)
+    theta = (g + shrink[:, None] * (rows - g)[None, :]
+             + np.sqrt(shrink * s_e / r)[:, None] * rng.standard_normal((n_sim, n)))
+    # a new repeat's offset relative to the mean offset of the r observed ones
+    offsets = (np.sqrt(s_b)[:, None] * rng.standard_normal((n_sim, m))
+               - np.sqrt(s_b / r)[:, None] * rng.standard_normal((n_sim, 1)))
+    noise = np.sqrt(s_e)[:, None, None] * rng.standard_normal((n_sim, n, m))
+    future = theta[:, :, None] + offsets[:, None, :] + noise
+    out = np.empty((n_sim, n, cap))
+    out[:, :, :r] = x[None]
+    out[:, :, r:] = future
+    return out
+
+
+def _icc_passes_on(stack: np.ndarray, form: str, use: str, confidence: float, threshold: float) -> np.ndarray:
+    """The fixed rule on every matrix of ``stack``; undefined counts as a fail."""
+    if use == "estimate":
+        from .icc_batch import icc_values
+
+        values = np.atleast_1d(np.asarray(icc_values(stack, form), dtype=float))
+        return np.isfinite(values) & (values >= threshold)
+    return np.array([icc_fixed_verdict(s, threshold, form, use, confidence=confidence).passed for s in stack])
+
+
+def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str = "A,1", use: str = "estimate",
+                        confidence: float = 0.95, nan_policy: str = "raise", eps: float = ICC_EPS,
+                        n_sim: int = N_SIM, seed: int | None = 0,
+                        schedule: LookSchedule | None = None) -> SequentialLook:
+    """One look of a sequential ICC gate over repeats.
+
+    ``ratings``: the items x repeats drawn so far (the first ``r`` of the cap's repeats, ``2 <= r
+    <= cap``; an object with ``to_matrix()`` works too); ``threshold``/``form``/``use``/
+    ``confidence``/``nan_policy``: the fixed gate's (``assert_icc_above``); ``cap``: the fixed
+    design's repeats.  Before the cap the decision comes from ``n_sim`` simulated completions
+    (module docstring; ``seed``); at the cap it is :func:`icc_fixed_verdict` on ``ratings``.
+    ``nan_policy="omit"`` drops items with a missing rating so far (the fixed gate drops them too).
+    """
+    from .icc import canonical_form
+
+    threshold = _check_finite(threshold, "threshold")
+    canon = canonical_form(form)
+    use = _check_use(use)
+    confidence = _check_confidence(confidence)
+    eps = _check_eps(eps)
+    n_sim = _positive_int(n_sim, "n_sim")
+    cap = _positive_int(cap, "cap (the repeats of the fixed design)", 2)
+    if nan_policy not in ("raise", "omit"):
+        raise ReliabilityError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
+    sched = _check_schedule(schedule, repeats_schedule(cap), cap)
+    x = _icc_matrix(ratings)
+    n, r = x.shape
+    if r > cap:
+        raise ReliabilityError(f"ratings have {r} repeats, more than the cap of {cap}: a sequential gate never "
+                               "draws past its cap")
+    if r < 2:
+        raise ReliabilityError(f"ratings have {r} repeat(s): a look needs at least 2 repeats per item")
+    rule = f"ICC({canon}) {'lower CI bound' if use == 'ci_low' else 'estimate'} >= {threshold:g} at {cap} repeats"
+    look = sched.look_number(r)
+    if r == cap:
+        fixed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence, nan_policy=nan_policy)
+        passed, tested = fixed.passed, fixed.tested
+        if tested is None:
+            why = f"not computed, which fails: {fixed.error}"
+        else:
+            why = f"{tested:.4f} {'>=' if passed else '<'} {threshold:g}"
+        return SequentialLook("pass" if passed else "fail", look, r, cap, "repeats", float(passed), tested,
+                              threshold, eps, rule, f"at the cap: the fixed rule on all {cap} repeats ({why})",
+                              None, seed, sched)
+    missing = np.isnan(x).any(axis=1)
+    if missing.any():
+        if nan_policy == "raise":
+            raise ReliabilityError(f"ratings have missing values in item(s) {np.flatnonzero(missing).tolist()[:10]}; "
+                                   "fill them or pass nan_policy='omit' (the fixed gate drops those items too)")
+        x = x[~missing]
+    if x.shape[0] < 2:
+        raise ReliabilityError(f"{x.shape[0]} complete item(s): an ICC needs at least 2 items")
+    observed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence).tested
+    rng = np.random.default_rng(seed)
+    block = max(1, min(_BLOCK, 2_000_000 // (x.shape[0] * cap)))
+    passes, done = _simulate_until_settled(
+        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng), canon, use, confidence,
+                                     threshold).sum()), n_sim, eps, block)
+    p = passes / done
+    decision, reason = _decide(p, eps, f"ICC({canon})")
+    return SequentialLook(decision, look, r, cap, "repeats", p, observed, threshold, eps, rule,
+                          f"{reason} ({done} simulated completions of the two-way model)", done, seed, sched)
+
+
+# ---------------------------------------------------------------------------- pass rate over items
+@dataclass(frozen=True)
+class PassRateCutoff:
+    """The fixed pass-rate gate on ``n_cap`` items passes exactly when the judge passes at least
+    ``count`` of them (``count = n_cap + 1``: no count passes; 0: every count passes)."""
+
+    count: int
+    n_cap: int
+    min_rate: float
+    use: str
+
+
+def _pass_rate_verdict(count: int, n_cap: int, min_rate: float, calibration: Any, use: str, confidence: float,
+                       interval: str) -> bool:
+    from .pass_rate import corrected_pass_rate
+
+    res = corrected_pass_rate(count, n_cap, calibration=calibration, confidence=confidence, interval=interval)
+    tested = res.value if use == "estimate" else res.ci_low
+    return bool(tested >= min_rate)
+
+
+def _beta_binomial_sf(need: int, trials: int, a: float, b: float) -> float:
+    """P(S >= need) for S ~ BetaBinomial(trials, a, b): the sum of its pmf
+    ``C(t, j) B(j + a, t - j + b) / B(a, b)`` over j >= need (Johnson, Kemp & Kotz 2005, 6.2.2),
+    over the shorter tail."""
+    from scipy.special import betaln, gammaln
+
+    j = np.arange(trials + 1, dtype=float)
+    log_pmf = (gammaln(trials + 1) - gammaln(j + 1) - gammaln(trials - j + 1)
+               + betaln(j + a, trials - j + b) - betaln(a, b))
+    pmf = np.exp(log_pmf)
+    upper = float(pmf[need:].sum())
+    lower = float(pmf[:need].sum())
+    p = upper / (upper + lower)  # the pmf sums to 1 up to rounding
+    return min(1.0, max(0.0, p))
+
+
+def pass_rate_cutoff(n_cap: int, *, min_rate: float, calibration: Any, use: str = "estimate",
+                     confidence: float = 0.95, interval: str = "score") -> PassRateCutoff:
+    """The smallest judge pass count over ``n_cap`` items at which ``assert_pass_rate`` passes.
+
+    The gate tests ``corrected_pass_rate(count, n_cap, ...)``'s value (or lower bound) against
+    ``min_rate``; both rise with the count (theta = (p + q0 - 1)/(q0 + q1 - 1) with q0 + q1 > 1,
+    and the score bound with it), so the verdict is a step in the count, found by bisection with
+    the gate's own function.  Raises where the gate would (q0 + q1 <= 1).
+    """
+    from .pass_rate import JudgeCalibration
+
+    n_cap = _positive_int(n_cap, "n_cap (the items of the fixed design)")
+    min_rate = _check_finite(min_rate, "min_rate")
+    use = _check_use(use)
+    confidence = _check_confidence(confidence)
+    cal = calibration if isinstance(calibration, JudgeCalibration) else JudgeCalibration.from_pairs(calibration)
+
+    def ok(c: int) -> bool:
+        return _pass_rate_verdict(c, n_cap, min_rate, cal, use, confidence, interval)
+
+    if not ok(n_cap):
+        return PassRateCutoff(n_cap + 1, n_cap, min_rate, use)
+    lo, hi = -1, n_cap  # ok(hi) holds; ok(lo) is taken as false
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return PassRateCutoff(hi, n_cap, min_rate, use)
+
+
+def _count_seen(passed: Any, n: int | None) -> tuple[int, int]:
+    from .pass_rate import _counts  # noqa: PLC2701 - the gate's own reading of counts and verdicts
+
+    return _counts(passed, n)
+
+
+def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, min_rate: float,
+                              calibration: Any, use: str = "estimate", confidence: float = 0.95,
+                              interval: str = "score", eps: float = PASS_RATE_EPS,
+                              prior: tuple[float, float] = (0.5, 0.5), cutoff: PassRateCutoff | None = None,
+                              schedule: LookSchedule | None = None) -> SequentialLook:
+    """One look of a sequential pass-rate gate over items.
+
+    ``passed``/``n``: the judge's verdicts on the items judged so far (a count with ``n``, or the
+    verdicts); ``n_cap``: the fixed design's items; ``min_rate``/``calibration``/``use``/
+    ``confidence``/``interval``: the fixed gate's (``assert_pass_rate``).  ``p_pass_at_cap`` is
+    the beta-binomial predictive probability (``prior`` Beta(a, b) on the judge's pass
+    probability) that the count over all ``n_cap`` items reaches :func:`pass_rate_cutoff`
+    (pass ``cutoff`` to skip recomputing it at every look).  At the cap: the fixed verdict.
+    """
+    count, seen = _count_seen(passed, n)
+    n_cap = _positive_int(n_cap, "n_cap (the items of the fixed design)")
+    eps = _check_eps(eps)
+    if seen > n_cap:
+        raise ReliabilityError(f"{seen} items judged, more than the cap of {n_cap}: a sequential gate never "
+                               "draws past its cap")
+    a, b = (_check_finite(v, "prior") for v in prior) if len(prior) == 2 else (0.0, 0.0)
+    if not (a > 0 and b > 0):
+        raise ReliabilityError(f"prior must be two positive Beta parameters (a, b), got {prior!r}")
+    if cutoff is None:
+        cutoff = pass_rate_cutoff(n_cap, min_rate=min_rate, calibration=calibration, use=use,
+                                  confidence=confidence, interval=interval)
+    elif cutoff.n_cap != n_cap or cutoff.min_rate != min_rate or cutoff.use != use:
+        raise ReliabilityError(f"cutoff was computed for n_cap={cutoff.n_cap}, min_rate={cutoff.min_rate}, "
+                               f"use={cutoff.use!r}, not for this gate (n_cap={n_cap}, min_rate={min_rate}, "
+                               f"use={use!r})")
+    sched = _check_schedule(schedule, items_schedule(n_cap), n_cap)
+    rule = (f"corrected pass rate {'lower CI bound' if use == 'ci_low' else 'estimate'} >= {min_rate:g} "
+            f"at {n_cap} items (judge passes >= {cutoff.count} of {n_cap})")
+    remaining = n_cap - seen
+    need = cutoff.count - count
+    observed = count / seen
+    look = sched.look_number(seen)
+    if need <= 0:
+        p = 1.0
+    elif need > remaining:
+        p = 0.0
+    else:
+        p = _beta_binomial_sf(need, remaining, a + count, b + seen - count)
+    if remaining == 0:
+        decision = "pass" if need <= 0 else "fail"
+        reason = f"at the cap: the judge passed {count} of {n_cap}, the fixed rule needs {cutoff.count}"
+    elif p in (0.0, 1.0):
+        decision = "pass" if p == 1.0 else "fail"
+        reason = (f"settled whatever the {remaining} remaining items give: {count} passes so far, "
+                  f"{cutoff.count} needed")
+    else:
+        decision, reason = _decide(p, eps, "the pass-rate gate")
+        reason += f" (beta-binomial predictive of the {remaining} remaining items)"
+    return SequentialLook(decision, look, seen, n_cap, "items", p, observed, float(min_rate), eps, rule, reason,
+                          None, None, sched)
+
+
+# ---------------------------------------------------------------------------- PPI++ human mean
+def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, *,
+                               n_unlabeled_cap: int, min_mean: float, use: str = "estimate",
+                               confidence: float = 0.95, tuned: bool = True, lam: float | None = None,
+                               eps: float = HUMAN_MEAN_EPS, n_sim: int = N_SIM, seed: int | None = 0,
+                               schedule: LookSchedule | None = None) -> SequentialLook:
+    """One look of a sequential human-mean (PPI++) gate whose unlabelled items are judged in batches.
+
+    ``judge_labeled``/``human_labeled``: all labelled items (known up front); ``judge_unlabeled``:
+    the judge's scores on the unlabelled items judged so far (``<= n_unlabeled_cap``);
+    ``min_mean``/``use``/``confidence``/``tuned``/``lam``: the fixed gate's
+    (``assert_human_mean_above``).  The remaining scores come from the Bayesian-bootstrap
+    predictive of the judged ones (module docstring), ``n_sim`` times; at the cap: the fixed rule.
+    """
+    from .ppi import _inputs, ppi_mean  # noqa: PLC2701 - the estimator's own input checks
+
+    min_mean = _check_finite(min_mean, "min_mean")
+    use = _check_use(use)
+    confidence = _check_confidence(confidence)
+    eps = _check_eps(eps)
+    n_sim = _positive_int(n_sim, "n_sim")
+    cap = _positive_int(n_unlabeled_cap, "n_unlabeled_cap (the unlabelled items of the fixed design)", 2)
+    f, y, fu = _inputs(judge_labeled, human_labeled, judge_unlabeled)
+    seen = fu.size
+    if seen > cap:
+        raise ReliabilityError(f"{seen} unlabelled items judged, more than the cap of {cap}: a sequential gate "
+                               "never draws past its cap")
+    sched = _check_schedule(schedule, items_schedule(cap), cap)
+    rule = (f"human-scale mean (PPI++) {'lower CI bound' if use == 'ci_low' else 'estimate'} >= {min_mean:g} "
+            f"at {cap} unlabelled items")
+
+    def verdict(scores: np.ndarray) -> tuple[bool, float | None]:
+        try:
+            res = ppi_mean(f, y, scores, confidence=confidence, tuned=tuned, lam=lam)
+        except ReliabilityError:
+            return False, None
+        tested = res.value if use == "estimate" else res.ci_low
+        return bool(tested >= min_mean), float(tested)
+
+    passed, observed = verdict(fu)
+    look = sched.look_number(seen)
+    if seen == cap:
+        return SequentialLook("pass" if passed else "fail", look, seen, cap, "items", float(passed), observed,
+                              min_mean, eps, rule, f"at the cap: the fixed rule on all {cap} unlabelled items",
+                              None, seed, sched)
+    rng = np.random.default_rng(seed)
+    remaining = cap - seen
+
+    def passes_in(b: int) -> int:
+        wins = 0
+        for _ in range(b):
+            w = rng.dirichlet(np.ones(seen))
+            drawn = fu[rng.choice(seen, size=remaining, p=w)]
+            wins += verdict(np.concatenate([fu, drawn]))[0]
+        return wins
+
+    wins, done = _simulate_until_settled(passes_in, n_sim, eps, _BLOCK)
+    p = wins / done
+    decision, reason = _decide(p, eps, "the human-mean gate")
+    return SequentialLook(decision, look, seen, cap, "items", p, observed, min_mean, eps, rule,
+                          f"{reason} ({done} Bayesian-bootstrap completions of the {remaining} remaining items)",
+                          done, seed, sched)
+

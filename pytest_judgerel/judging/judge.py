@@ -69,7 +69,9 @@ class Judge:
     ``system`` replaces the template's system message; ``system=""`` removes it (no system
     message is sent), ``None`` keeps the template's.  ``constrain``: ``"auto"``
     grammar-constrains replies on the embedded model only, ``"always"`` on any
-    llama.cpp-compatible server too, ``"never"`` not at all.
+    llama.cpp-compatible server too, ``"never"`` not at all.  ``sequential`` (None: the session's
+    ``--judgerel-sequential``): :meth:`rate` returns a
+    :class:`~pytest_judgerel.judging.pending.PendingRatings` that a sequential gate draws in steps.
     """
 
     model: str | None = None
@@ -89,6 +91,7 @@ class Judge:
     repeats: int | None = None
     scales: Sequence[ScaleLike] = ()
     constrain: str | None = None
+    sequential: bool | None = None
     client: Any = None
     test_id: str = ""
     endpoint: Any = field(default=None, repr=False)
@@ -110,7 +113,7 @@ class Judge:
         else:
             ep = ctx.resolve(self.model, self.api_base, self.api_key)
         self.endpoint, self.model, self.api_base, self.api_key = ep, ep.model, ep.api_base, ep.api_key
-        for name in ("temperature", "max_tokens", "reask", "repeats", "constrain"):
+        for name in ("temperature", "max_tokens", "reask", "repeats", "constrain", "sequential"):
             if getattr(self, name) is None:  # the session's setting (its default when unset)
                 setattr(self, name, getattr(ctx.settings, name))
         if self.client is None:
@@ -213,6 +216,10 @@ class Judge:
             raise ConfigError(f"aggregate must be None or 'mean', got {aggregate!r}")
         sc = self._judge_scale(scale) if scale is not None else self._grading
         rows = item_rows(items)
+        if self.sequential and aggregate is None:  # drawn in steps by a sequential gate, else in full on use
+            from .pending import PendingRatings
+
+            return PendingRatings(self, rows, sc, n)
         columns = [(f"r{r}", dict(scale=sc, sample_index=r)) for r in range(n)]
         ratings = self._run(rows, columns, sc, design="repeats", repeats=n)
         if aggregate is None:

@@ -57,6 +57,7 @@ def judge_from_node(node: Any, client: Any, settings: Any, scale: Any = None, en
         repeats=rep.args[0] if rep is not None else settings.repeats,
         reask=kw.pop("reask", settings.reask),
         constrain=kw.pop("constrain", settings.constrain),
+        sequential=kw.pop("sequential", settings.sequential),
         client=client,
         test_id=node.nodeid,
         **kw,

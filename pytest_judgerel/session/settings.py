@@ -132,6 +132,10 @@ class Settings:
     require_stable: bool = _opt("--judgerel-require-stable", "fail a reliability gate that passes with an "
                                 "unstable verdict (0.05 < p_pass < 0.95: a rerun may flip it)", False, type=_bool,
                                 action="store_true", env="JUDGEREL_REQUIRE_STABLE")
+    sequential: bool = _opt("--judgerel-sequential", "sequential gates: draw repeats (ICC over repeats) or items "
+                            "(pass rate, human mean) in steps and stop once the verdict at the cap (repeats(k), "
+                            "all items) is settled; at the cap the verdict is the fixed rule's", False, type=_bool,
+                            action="store_true", env="JUDGEREL_SEQUENTIAL")
     json: str | None = _opt("--judgerel-json", "write the metric report as JSON to this path")
     html: str | None = _opt("--judgerel-html", "write a self-contained HTML report to this path")
     baseline: str | None = _opt("--judgerel-baseline", "compare metrics with this committed baseline JSON (a "

@@ -1,0 +1,292 @@
+"""The sequential driver: the one call a gate makes at its start to draw its data in steps.
+
+In sequential mode (``--judgerel-sequential``, or ``@pytest.mark.judge(sequential=True)``)
+``Judge.rate`` returns a :class:`~pytest_judgerel.judging.pending.PendingRatings`.  A gate that takes
+part hands it to its ``settle_*`` function first:
+
+* :func:`settle_icc` (``assert_icc_above``): draws repeats 2, 3, ... of every item and calls
+  :func:`~pytest_judgerel.stats.sequential.icc_sequential_look` after each;
+* :func:`settle_pass_rate` (``assert_pass_rate``): draws the items in batches
+  (:func:`~pytest_judgerel.stats.sequential.items_schedule`) and calls
+  :func:`~pytest_judgerel.stats.sequential.pass_rate_sequential_look`;
+* :func:`settle_human_mean` (``assert_human_mean_above``): draws the unlabelled items in batches and
+  calls :func:`~pytest_judgerel.stats.sequential.human_mean_sequential_look`.
+
+Each returns the data the gate then computes on (the repeats or items drawn when a look settled
+the verdict; the whole cap otherwise) and a :class:`SequentialRun` -- None when the input was not
+pending, so a gate's fixed behaviour is unchanged.  The gate records ``run.to_dict()`` as its
+record's ``sequential`` block and takes its verdict from :meth:`SequentialRun.verdict`: a look that
+stopped before the cap decides (its predictive probability of the cap's verdict passed ``1 - eps``
+or fell below ``eps``); at the cap the gate's own fixed rule decides, on the same data as a fixed
+run.  Where a gate's settings have no sequential rule (``by=`` groups, a pass rate of unparsed
+replies...) the driver draws the whole cap and says so in the block (``stop: "fixed"``).
+
+Parse failures only accumulate as more is drawn, so a draw with more unparsed replies than the
+gate allows ends the drawing at once: the gate fails on them, as it would at the cap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ReliabilityError
+from ..judging.pending import PendingRatings
+from ..ratings import Ratings
+from .conclusion import parse_failure_limit
+
+__all__ = ["SequentialRun", "settle_icc", "settle_pass_rate", "settle_human_mean", "pass_verdicts"]
+
+STOPS = ("settled", "cap", "fixed", "parse failures")
+"""Why drawing ended: a look ``settled`` the cap's verdict before the cap; the ``cap`` was reached;
+the gate's settings have no sequential rule and the ``fixed`` design ran; too many ``parse
+failures`` (the gate fails on them)."""
+
+
+@dataclass(frozen=True)
+class SequentialRun:
+    """What a sequential gate drew and why it stopped (its record's ``sequential`` block).
+
+    ``unit``: ``"repeats"`` or ``"items"``; ``used``/``cap``: drawn and the fixed design's;
+    ``calls``/``cap_calls``: judge answers drawn and the fixed design's (re-asks not counted; cached
+    answers counted); ``looks``: each :class:`~pytest_judgerel.stats.sequential.SequentialLook`;
+    ``stop``: one of :data:`STOPS`; ``reason`` in words.
+    """
+
+    unit: str
+    used: int
+    cap: int
+    calls: int
+    cap_calls: int
+    looks: tuple[Any, ...]
+    stop: str
+    reason: str
+
+    @property
+    def last(self) -> Any:
+        return self.looks[-1] if self.looks else None
+
+    @property
+    def decision(self) -> str | None:
+        """The last look's decision (``"pass"``/``"fail"``/``"continue"``), None without a look."""
+        return None if self.last is None else self.last.decision
+
+    @property
+    def early(self) -> bool:
+        """A look settled the verdict before the cap: the look decides, not the gate's rule."""
+        return self.stop == "settled" and self.used < self.cap
+
+    @property
+    def p_pass_at_cap(self) -> float | None:
+        return None if self.last is None else float(self.last.p_pass_at_cap)
+
+    @property
+    def saved_calls(self) -> int:
+        return max(0, self.cap_calls - self.calls)
+
+    def verdict(self, passed: bool) -> bool:
+        """The gate's verdict: the settling look's before the cap, else the gate's own ``passed``."""
+        return self.decision == "pass" if self.early else bool(passed)
+
+    def line(self) -> str:
+        """One line for a failure message."""
+        head = f"sequential: {self.used} of {self.cap} {self.unit} drawn ({self.calls} of {self.cap_calls} calls)"
+        return f"  {head}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        last = self.last
+        return {
+            "unit": self.unit, "used": self.used, "cap": self.cap, "calls": self.calls, "cap_calls": self.cap_calls,
+            "saved_calls": self.saved_calls, "stop": self.stop, "decision": self.decision, "early": self.early,
+            "reason": self.reason, "p_pass_at_cap": self.p_pass_at_cap,
+            "rule": None if last is None else last.rule, "eps": None if last is None else last.eps,
+            "looks": [{"look": lk.look, "used": lk.used, "decision": lk.decision, "p_pass_at_cap": lk.p_pass_at_cap,
+                       "observed": lk.observed, "n_sim": lk.n_sim} for lk in self.looks],
+        }
+
+
+def _pending(data: Any) -> PendingRatings | None:
+    return data if isinstance(data, PendingRatings) and not data.materialized else None
+
+
+def _fixed(pending: PendingRatings, unit: str, why: str, looks: tuple[Any, ...] = ()) -> tuple[Ratings, SequentialRun]:
+    """Draw the whole cap (the fixed design) and say why."""
+    full = pending.materialize()
+    d = pending.design
+    cap = d.repeats if unit == "repeats" else d.items
+    return full, SequentialRun(unit, cap, cap, pending.calls_drawn, d.calls, looks, "fixed",
+                               f"{why}: the fixed design (the whole cap)")
+
+
+def _run(pending: PendingRatings, unit: str, used: int, looks: list[Any], stop: str, reason: str) -> SequentialRun:
+    d = pending.design
+    cap = d.repeats if unit == "repeats" else d.items
+    return SequentialRun(unit, used, cap, pending.calls_drawn, d.calls, tuple(looks), stop, reason)
+
+
+def _look_stop(look: Any) -> tuple[str, str]:
+    return ("cap" if look.at_cap else "settled"), look.reason
+
+
+# ---------------------------------------------------------------------------- ICC over repeats
+def settle_icc(ratings: Any, *, threshold: float, form: str, use: str, confidence: float, nan_policy: str,
+               by: str | None, max_parse_failures: int | None) -> tuple[Any, SequentialRun | None]:
+    """The start of ``assert_icc_above``: draw a pending ratings' repeats look by look (module
+    docstring).  Returns (ratings to compute on, the run; None when ``ratings`` was not pending)."""
+    from ..stats.sequential import icc_sequential_look, repeats_schedule
+
+    pending = _pending(ratings)
+    if pending is None:
+        return ratings, None
+    cap = pending.design.repeats
+    if by is not None:
+        return _fixed(pending, "repeats", f"by={by!r} groups have no sequential rule")
+    if cap < 2:
+        return _fixed(pending, "repeats", f"repeats({cap}): an ICC over repeats needs at least 2")
+    limit = parse_failure_limit(max_parse_failures)
+    schedule = repeats_schedule(cap)
+    looks: list[Any] = []
+    r: int | None = schedule.first
+    while r is not None:
+        part = pending.repeats_prefix(r)
+        unparsed = len(part.parse_failures)
+        if unparsed > limit:
+            return part, _run(pending, "repeats", r, looks, "parse failures",
+                              f"{unparsed} unparsed replies exceed max_parse_failures={limit}; more repeats only "
+                              "add to them, so the gate fails as it would at the cap")
+        policy = "omit" if unparsed and nan_policy == "raise" else nan_policy  # as the gate drops them
+        try:
+            look = icc_sequential_look(part, threshold=threshold, cap=cap, form=form, use=use,
+                                       confidence=confidence, nan_policy=policy, schedule=schedule)
+        except ReliabilityError as exc:
+            return _fixed(pending, "repeats", f"the look at {r} repeats could not be computed ({exc})", tuple(looks))
+        looks.append(look)
+        if look.stopped:
+            stop, reason = _look_stop(look)
+            return (pending.materialize() if look.at_cap else part), _run(pending, "repeats", r, looks, stop, reason)
+        r = look.next_size
+    raise AssertionError("a sequential ICC gate ran past its schedule")  # the look at the cap always stops
+
+
+# ---------------------------------------------------------------------------- pass rate over items
+def pass_verdicts(ratings: Ratings) -> list[bool]:
+    """Judge Ratings as pass/fail verdicts: one column on a two-point scale (or ``0-1``), whose
+    top point passes.  An item without a score (an unparsed reply) is an error naming it."""
+    import numpy as np
+
+    scale = ratings.scale
+    if ratings.n_raters != 1 or scale is None or not (len(scale.points or []) == 2 or (scale.low, scale.high) == (0, 1)):
+        raise ValueError(f"assert_pass_rate reads judge Ratings as verdicts: one column (repeats=1) on the scale "
+                         f"'0-1' (or another two-point scale) (the top point passes); got {ratings.n_raters} column(s) on scale "
+                         f"{None if scale is None else scale.name}")
+    col = ratings.values[:, 0]
+    missing = [ratings.item_ids[i] for i in np.flatnonzero(np.isnan(col))]
+    if missing:
+        raise ReliabilityError(f"{len(missing)} item(s) have no judge verdict (unparsed replies), e.g. "
+                               f"{missing[:5]}: a corrected pass rate needs a verdict for every item")
+    return [bool(v >= scale.high) for v in col]
+
+
+def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration: Any, use: str,
+                     confidence: float, interval: str) -> tuple[Any, int | None, SequentialRun | None]:
+    """The start of ``assert_pass_rate``: judge Ratings become verdicts (:func:`pass_verdicts`); a
+    pending one is drawn in item batches, look by look.  Returns (verdicts or the input, n, the run)."""
+    from ..stats.sequential import items_schedule, pass_rate_cutoff, pass_rate_sequential_look
+
+    if not isinstance(passed, Ratings):
+        return passed, n, None
+    if n is not None:
+        raise ValueError("n is given by judge Ratings (one verdict per item); pass n only with a pass count")
+    pending = _pending(passed)
+    if pending is None:
+        return pass_verdicts(passed), None, None
+    if calibration is None:
+        return passed, None, None  # the gate names the missing calibration before anything is drawn
+    total = pending.design.items
+    try:
+        cutoff = pass_rate_cutoff(total, min_rate=min_rate, calibration=calibration, use=use,
+                                  confidence=confidence, interval=interval)
+    except ReliabilityError as exc:
+        full, run = _fixed(pending, "items", f"no pass-count cutoff ({exc})")
+        return pass_verdicts(full), None, run
+    schedule = items_schedule(total)
+    looks: list[Any] = []
+    m: int | None = schedule.first
+    while m is not None:
+        part = pending.items_prefix(m)
+        if part.parse_failures:
+            full, run = _fixed(pending, "items", "unparsed replies (items without a verdict)", tuple(looks))
+            return pass_verdicts(full), None, run
+        verdicts = pass_verdicts(part)
+        look = pass_rate_sequential_look(verdicts, n_cap=total, min_rate=min_rate, calibration=calibration,
+                                         use=use, confidence=confidence, interval=interval, cutoff=cutoff,
+                                         schedule=schedule)
+        looks.append(look)
+        if look.stopped:
+            stop, reason = _look_stop(look)
+            data = pass_verdicts(pending.materialize()) if look.at_cap else verdicts
+            return data, None, _run(pending, "items", m, looks, stop, reason)
+        m = look.next_size
+    raise AssertionError("a sequential pass-rate gate ran past its schedule")
+
+
+# ---------------------------------------------------------------------------- human mean over items
+def _item_means(data: Any) -> Any:
+    import numpy as np
+
+    m = np.asarray(data.to_matrix() if hasattr(data, "to_matrix") else data, dtype=float)
+    if m.ndim == 2:
+        with np.errstate(all="ignore"):
+            return np.nanmean(m, axis=1)
+    return m
+
+
+def settle_human_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, *, min_mean: float, use: str,
+                      confidence: float, tuned: bool, lam: float | None, grouped: bool,
+                      max_parse_failures: int | None) -> tuple[Any, Any, SequentialRun | None]:
+    """The start of ``assert_human_mean_above``: a pending ``judge_unlabeled`` is drawn in item
+    batches, look by look (the labelled items are judged in full).  Returns (judge_labeled,
+    judge_unlabeled to compute on, the run; None when ``judge_unlabeled`` was not pending)."""
+    from ..stats.sequential import human_mean_sequential_look, items_schedule
+
+    pending = _pending(judge_unlabeled)
+    if pending is None:
+        return judge_labeled, judge_unlabeled, None
+    if grouped or human_labeled is None:
+        full, run = _fixed(pending, "items", "groups (by= or groups=) have no sequential rule"
+                           if grouped else "no human labels")
+        return judge_labeled, full, run
+    labeled = judge_labeled.materialize() if isinstance(judge_labeled, PendingRatings) else judge_labeled
+    if getattr(labeled, "parse_failures", None):
+        full, run = _fixed(pending, "items", "unparsed replies among the labelled items")
+        return labeled, full, run
+    limit = parse_failure_limit(max_parse_failures)
+    f, y = _item_means(labeled), _item_means(human_labeled)
+    total = pending.design.items
+    schedule = items_schedule(total)
+    looks: list[Any] = []
+    m: int | None = schedule.first
+    while m is not None:
+        part = pending.items_prefix(m)
+        unparsed = len(part.parse_failures)
+        if unparsed > limit:
+            return labeled, part, _run(pending, "items", m, looks, "parse failures",
+                                       f"{unparsed} unparsed replies exceed max_parse_failures={limit}; more items "
+                                       "only add to them, so the gate fails as it would at the cap")
+        if unparsed:
+            full, run = _fixed(pending, "items", "unparsed replies among the unlabelled items", tuple(looks))
+            return labeled, full, run
+        try:
+            look = human_mean_sequential_look(f, y, _item_means(part), n_unlabeled_cap=total, min_mean=min_mean,
+                                              use=use, confidence=confidence, tuned=tuned, lam=lam,
+                                              schedule=schedule)
+        except ReliabilityError as exc:
+            full, run = _fixed(pending, "items", f"the look at {m} items could not be computed ({exc})", tuple(looks))
+            return labeled, full, run
+        looks.append(look)
+        if look.stopped:
+            stop, reason = _look_stop(look)
+            data = pending.materialize() if look.at_cap else part
+            return labeled, data, _run(pending, "items", m, looks, stop, reason)
+        m = look.next_size
+    raise AssertionError("a sequential human-mean gate ran past its schedule")

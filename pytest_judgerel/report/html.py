@@ -15,7 +15,7 @@ from html import escape
 from typing import Any, Iterable, Mapping, Sequence
 
 from .metrics import is_metric_record, panel_warnings
-from .terminal import totals_line
+from .terminal import sequential_line, sequential_rows, sequential_totals, totals_line
 from .fmt import fmt_number
 from .verdict import checks, record_verdict
 
@@ -293,6 +293,8 @@ def _record_card(nodeid: str, rec: Mapping[str, Any], report_only: bool, outcome
                      f"&nbsp; threshold {op} {_f(check.get('threshold'))}{ok}")
     title = escape(_record_title(rec)) if len(lines) > 1 else ""
     error = f"<div class='meta'>{escape(str(rec['error']))}</div>" if rec.get("error") else ""
+    if isinstance(rec.get("sequential"), Mapping):
+        error += f"<div class='meta'>sequential: {escape(sequential_line(rec['sequential']))}</div>"
     stability = rec.get("stability") or {}
     p_pass = rec.get("p_pass")
     stab = "" if not isinstance(p_pass, (int, float)) else (
@@ -314,6 +316,20 @@ def _record_card(nodeid: str, rec: Mapping[str, Any], report_only: bool, outcome
         body += "<div class='meta'>judge: " + escape(", ".join(f"{k}={v}" for k, v in judge.items()
                                                               if v is not None)) + "</div>"
     return f"<div class='card'>{body}</div>"
+
+
+def _sequential_section(report: Mapping[str, Any]) -> str:
+    """Calls saved by sequential gates: the session's total and one row per gate."""
+    rows = sequential_rows(report)
+    if not rows:
+        return ""
+    body = "".join(f"<tr><td><code>{escape(name)}</code></td><td>{escape(str(b.get('calls')))}</td>"
+                   f"<td>{escape(str(b.get('cap_calls')))}</td><td>{escape(str(b.get('saved_calls')))}</td>"
+                   f"<td>{escape(sequential_line(b))}</td><td>{escape(str(b.get('reason', '')))}</td></tr>"
+                   for name, b in rows)
+    return (f"<h2>Sequential gates</h2><p class='meta'>{escape(sequential_totals(rows))}</p>"
+            "<table><tr><th>test</th><th>calls drawn</th><th>cap's calls</th><th>saved</th><th>looks</th>"
+            f"<th>why it stopped</th></tr>{body}</table>")
 
 
 def _baseline_section(comp: Mapping[str, Any] | None) -> str:
@@ -380,6 +396,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             + "".join(banners)
             + f"<div class='card'>{escape(totals_line(report.get('totals', {})))}</div>"
             + "<h2>Overview</h2>" + _overview(report)
+            + _sequential_section(report)
             + _baseline_section(gate.get("baseline"))
             + "<h2>Tests</h2>" + ("".join(sections) or "<p class='meta'>No metric was recorded.</p>")
             + "</body></html>\n")

@@ -111,6 +111,47 @@ def _repeated_text(repeated: Mapping[str, Any] | None) -> str:
             "not counted above")
 
 
+def sequential_rows(report: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(test [label], the record's ``sequential`` block) of every gate that drew sequentially."""
+    out = []
+    for t in report["tests"]:
+        for rec in t["records"]:
+            block = rec.get("sequential")
+            if isinstance(block, Mapping) and is_metric_record(rec):
+                out.append((t["nodeid"] + (f" [{rec['label']}]" if rec.get("label") else ""), block))
+    return out
+
+
+def sequential_totals(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """One line: how many sequential gates stopped early, the calls they drew and saved."""
+    used = sum(int(b.get("calls") or 0) for _, b in rows)
+    cap = sum(int(b.get("cap_calls") or 0) for _, b in rows)
+    early = sum(1 for _, b in rows if b.get("early"))
+    share = f" ({(cap - used) / cap:.0%} of the fixed design's {cap})" if cap else ""
+    return (f"sequential gates: {early} of {len(rows)} stopped early; {used} of {cap} calls drawn, "
+            f"{cap - used} saved{share}")
+
+
+def sequential_line(block: Mapping[str, Any]) -> str:
+    """One gate's sequential block in words: calls drawn of the cap's, where and why it stopped."""
+    p = block.get("p_pass_at_cap")
+    return (f"{block.get('calls')} of {block.get('cap_calls')} calls ({block.get('used')}/{block.get('cap')} "
+            f"{block.get('unit')}, {len(block.get('looks') or [])} look(s)), stop: {block.get('stop')}"
+            + (f", {block['decision']}" if block.get("decision") else "")
+            + (f", P(pass at cap) {p:.3f}" if isinstance(p, (int, float)) else ""))
+
+
+def _write_sequential(tr: Any, report: Mapping[str, Any]) -> None:
+    rows = sequential_rows(report)
+    if not rows:
+        return
+    tr.write_line(sequential_totals(rows))
+    for name, block in rows[:_MAX_LISTED]:
+        tr.write_line(f"    {name}: {sequential_line(block)}")
+    if len(rows) > _MAX_LISTED:
+        tr.write_line(f"    ... and {len(rows) - _MAX_LISTED} more (see the JSON report)")
+
+
 def _listed(tr: Any, title: str, entries: Sequence[Mapping[str, Any]], **markup: bool) -> None:
     if not entries:
         return
@@ -187,6 +228,7 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     for line in panels:
         tr.write_line(f"judge panel warning: {line}", yellow=True)
     tr.write_line(totals_line(totals))
+    _write_sequential(tr, report)
     session = report.get("session") or {}
     if session.get("interrupted"):
         tr.write_line("INTERRUPTED: the report holds the partial results of the tests that ran "

@@ -71,7 +71,7 @@ __all__ = [
 
 ICC_EPS = 0.02
 """Stop when the predictive probability of the cap's verdict is >= 1 - eps or <= eps (ICC rule;
-chosen with ``benchmarks/bench_sequential.py``: see ``docs/_drafts/sequential.md``)."""
+chosen with ``benchmarks/bench_sequential.py``: see ``docs/concepts.md``, "Sequential gates")."""
 PASS_RATE_EPS = 0.01
 """The same for the pass-rate rule (exact predictive, no Monte Carlo error)."""
 HUMAN_MEAN_EPS = 0.02

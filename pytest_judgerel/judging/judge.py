@@ -207,7 +207,9 @@ class Judge:
         returns one column instead, the mean of each item's repeats: the averaged judge whose
         reliability is the Spearman-Brown step-up of the single-sample ICC (an ICC gate's
         ``repeats_needed`` says how many repeats reach a threshold).  Cells whose every repeat
-        failed to parse stay missing; the failures are kept.
+        failed to parse stay missing; the failures are kept.  In sequential mode (``sequential``)
+        the ratings are pending (:mod:`pytest_judgerel.judging.pending`): a sequential gate draws
+        them in steps, and any other use draws all ``repeats`` first.
         """
         n = self._n_repeats if repeats is None else repeats
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:

@@ -310,7 +310,7 @@ def _compute(a: _Anova, forms: tuple[str, ...], conf: float, n_omitted: int) -> 
         "A,k": _div(msr - mse, msr + (msc - mse) / n) if rho_a > _pole(k) else math.nan,  # seed 001 eq. (3)
         "C,k": _div(msr - mse, msr),
     }
-    common = dict(
+    common: dict[str, Any] = dict(
         confidence=conf, n=n, k=k, f_raters=float(f_raters), df1_raters=df_c, df2_raters=df_e,
         p_raters=float(p_raters), ms_items=msr, ms_raters=msc, ms_error=mse, ms_within=msw, n_omitted=n_omitted,
     )

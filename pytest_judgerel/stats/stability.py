@@ -31,8 +31,9 @@ mean 0).  The predictive draws are therefore shifted so that their median is the
 value, ``T2 - (median(T2) - T)`` (a median-unbiased predictive distribution; Efron &
 Tibshirani 1993, section 10.6, on bias correction by the bootstrap estimate of bias).  It
 needs a continuous statistic (not a 0/1 verdict).  Measured (``bench_calibration.py``, issue
-31 settings): ICC(A,1) >= 0.75 on 40 items x 4 repeats, true ICC uniform 0.6-0.9, the worst
-decile gap of ``p_pass_new_items`` fell from 0.076 to 0.045.
+31 settings): ICC(A,1) >= 0.75 on 40 items x 4 repeats, true ICC uniform 0.6-0.9, the same-items
+p_pass is within 0.08 per decile; ``p_pass_new_items`` still missed it (0.108; recentring
+over-corrects it in the middle, unrecentred it erred the other way).
 
 **Rough** (``rough``, ``rough_reason``): below a minimum design the predictive probability
 over repeats is off by more than 0.08 in some decile even recentred, and the result says so:

@@ -53,7 +53,7 @@ def _median_ms(fn: Callable[[], object], calls: int) -> float:
 
 
 def workloads() -> dict[str, tuple[Callable[[], object], bool]]:
-    from pytest_judgerel.gate_stats import icc_gate_stability
+    from pytest_judgerel.gates.stability import icc_gate_stability
     from pytest_judgerel.stats import effective_judges, equivalence_test, icc_table
 
     rng = np.random.default_rng(0)

@@ -24,7 +24,7 @@ Goals (each number): every bin with 30+ data sets within 0.08 of its observed re
 Brier <= 0.9 x the best constant's.
 
 **Issue 31 designs** (``--designs N``, default 500 data sets each, 0 to skip): ICC(A,1) >= 0.75,
-true ICC uniform 0.60-0.90, through :func:`pytest_judgerel.gate_stats.icc_gate_stability` exactly
+true ICC uniform 0.60-0.90, through :func:`pytest_judgerel.gates.stability.icc_gate_stability` exactly
 as the gate calls it (1000 predictive resamples, recentred); each data set's rerun pass
 probability is the share of 20 reruns that pass (same items with new samples, and new items).
 Designs: 40 x 4; 20 x 3; 30 x 4 with item-dependent noise (sd uniform 0.4-1.6 relative);
@@ -108,7 +108,7 @@ DESIGNS = [  # name, n, k, item-dependent noise, ordinal
 def simulate_designs(rng: np.random.Generator, datasets: int, reruns: int = 20) -> dict[str, tuple[list, list, bool]]:
     """Issue 31 designs (module docstring): per data set the gate's p_pass / p_pass_new_items and
     the share of ``reruns`` reruns that pass; the flag says whether every data set was rough."""
-    from pytest_judgerel.gate_stats import icc_gate_stability
+    from pytest_judgerel.gates.stability import icc_gate_stability
 
     out: dict[str, tuple[list, list, bool]] = {}
     for name, n, k, hetero, ordinal in DESIGNS:

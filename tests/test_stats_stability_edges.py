@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pytest_judgerel.errors import ReliabilityError
-from pytest_judgerel.gate_stats import icc_gate_stability
+from pytest_judgerel.gates.stability import icc_gate_stability
 from pytest_judgerel.stats import icc_statistic, verdict_stability
 from pytest_judgerel.stats.icc_batch import icc_values
 
@@ -80,7 +80,7 @@ def test_gate_over_repeats_is_recentred_and_rough_below_the_minimum_design():
 
 
 def test_gate_record_carries_the_flags():
-    from pytest_judgerel.gate_stats import attach_stability
+    from pytest_judgerel.gates.stability import attach_stability
 
     rec: dict = {}
     attach_stability(rec, icc_gate_stability(_data(20, 3, 0.75, 1), "A,1", "estimate", 0.95, 0.75, True))

@@ -29,7 +29,11 @@ def install() -> None:
     except ModuleNotFoundError:
         found = None
     if found is None:
-        sys.modules[name] = sys.modules[__name__]
+        import types
+
+        module = types.ModuleType(name, __doc__)
+        module.__dict__.update({k: v for k, v in globals().items() if not k.startswith("__")})
+        sys.modules[name] = module
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,30 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_judgerel.llm.fake_server import FakeLLMServer, FakeRequest
+from pytest_judgerel.report import cli
 
 STANDIN = Path(__file__).with_name("drift_standin.py")
+
+
+def _load_standin():
+    """tests/drift_standin.py, loaded once at import (pytester restores sys.modules between tests)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("judgerel_drift_standin", STANDIN)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+drift_standin = _load_standin()
 
 SUITE = '''
 import pytest
@@ -122,10 +139,6 @@ def test_drift_is_caught_under_the_same_name_and_fingerprint(pytester: pytest.Py
     assert "judge anchors drifted" in out and "DRIFTED" in out and "fp_judge_v1" in out
 
     # the history: the monitor alarms at the last run and the change is the judge's
-    from pytest_judgerel.report import cli
-
-    import drift_standin
-
     drift_standin.install()
     history = str(pytester.path / "history")
     code = cli.main(["history", "compare", history])
@@ -145,10 +158,6 @@ def test_history_compare_says_judge_drifted(pytester: pytest.Pytester, server, c
     _session(pytester, server, 2, "replay")
     server.judge.shift = -2.0  # type: ignore[attr-defined]
     _session(pytester, server, 3, "replay")
-    import drift_standin
-
-    from pytest_judgerel.report import cli
-
     drift_standin.install()
     capsys.readouterr()
     assert cli.main(["history", "compare", str(pytester.path / "history")]) == 0

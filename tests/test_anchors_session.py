@@ -34,6 +34,10 @@ def _load_standin():
 
 
 drift_standin = _load_standin()
+drift_standin.install()
+# load the statistics now: pytester restores sys.modules after each test, and numpy/scipy cannot load twice
+import pytest_judgerel.stats.drift  # noqa: E402,F401
+import scipy.stats  # noqa: E402,F401
 
 SUITE = '''
 import pytest

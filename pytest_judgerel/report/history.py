@@ -220,8 +220,8 @@ def judge_status(reports: list[Mapping[str, Any]], index: int,
     the monitor alarms there), ``steady`` (every compared configuration steady), else
     ``inconclusive`` (no anchors compared included)."""
     monitors = monitor_anchors(reports[:index + 1]) if monitors is None else monitors
-    entries = [e[index] for e in anchor_entries(reports).values() if e[index] is not None]
-    statuses = [str(e.get("status")) for e in entries if e.get("status") in _COMPARED]
+    entries = [e for row in anchor_entries(reports).values() if (e := row[index]) is not None]
+    statuses = [str(e.get("status")) for e in entries if str(e.get("status")) in _COMPARED]
     if "drifted" in statuses or any(index in m.get("alarms", ()) for m in monitors.values()):
         return "drifted"
     if statuses and all(s == "steady" for s in statuses):

@@ -299,12 +299,14 @@ class LLMClient:
     async def acomplete(self, request: LLMRequest) -> LLMResponse:
         return (await self.acomplete_many([request]))[0]
 
-    def complete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False) -> list[Any]:
+    def complete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
+                      fresh: bool = False) -> list[Any]:
         """Serve all requests concurrently; results in input order.
 
         On failure the first error (in input order) is raised after every other
         request finished (successful answers are cached); with
-        ``return_exceptions=True`` errors are returned in place instead.
+        ``return_exceptions=True`` errors are returned in place instead.  ``fresh=True`` asks
+        the model every time and never reads or writes the cache (re-judging drift anchors).
         """
         batch = self._check(requests)
         if not batch:
@@ -314,7 +316,7 @@ class LLMClient:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
         start = time.perf_counter()
-        future = runtime.submit(self._run_batch(batch))
+        future = runtime.submit(self._run_batch(batch, fresh))
         try:
             results = future.result()
         except BaseException:
@@ -391,10 +393,10 @@ class LLMClient:
                     raise result
         return list(results)
 
-    async def _run_batch(self, batch: Sequence[LLMRequest]) -> list[Any]:
+    async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
         """Serve a batch; its answers are stored before it returns.  An answer that could not be
         stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``)."""
-        results = await self._gather(batch)
+        results = await self._gather(batch, fresh)
         writes = self._writes
         if writes is not None:
             writes.flush()
@@ -406,22 +408,23 @@ class LLMClient:
                         results[i] = failed
         return results
 
-    async def _gather(self, batch: Sequence[LLMRequest]) -> list[Any]:
+    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
         progress = self.progress
         if progress is None:
             if len(batch) == 1:
                 try:
-                    return [await self._serve(batch[0])]
+                    return [await self._serve(batch[0], fresh)]
                 except Exception as exc:
                     return [exc]
-            return await asyncio.gather(*(self._serve(r) for r in batch), return_exceptions=True)
+            return await asyncio.gather(*(self._serve(r, fresh) for r in batch), return_exceptions=True)
         progress.add_total(len(batch))
-        return await asyncio.gather(*(self._serve_reporting(r, progress) for r in batch), return_exceptions=True)
+        return await asyncio.gather(*(self._serve_reporting(r, progress, fresh) for r in batch),
+                                    return_exceptions=True)
 
-    async def _serve_reporting(self, request: LLMRequest, progress: Any) -> LLMResponse:
+    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool = False) -> LLMResponse:
         """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
         try:
-            response = await self._serve(request)
+            response = await self._serve(request, fresh)
         except BaseException:
             progress.on_call_done(False)
             raise
@@ -433,7 +436,8 @@ class LLMClient:
         return LLMResponse(text=response["text"], model=response.get("model", ""),
                            usage=dict(response.get("usage") or {}), cost=float(response.get("cost", 0.0)),
                            latency=float(response.get("latency", 0.0)), cached=True, key=key,
-                           timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)))
+                           timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)),
+                           system_fingerprint=response.get("system_fingerprint") or None)
 
     def _usable(self, entry: dict | None) -> "TypeGuard[dict]":
         if entry is None:
@@ -442,13 +446,13 @@ class LLMClient:
             return float(entry.get("response", {}).get("timestamp", 0.0)) >= self._session_start
         return True
 
-    async def _serve(self, request: LLMRequest) -> LLMResponse:
+    async def _serve(self, request: LLMRequest, fresh: bool = False) -> LLMResponse:
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
         fields = key_fields(request)  # computed once: long MindEval histories make it cost
         key = key_from_fields(fields)
-        if mode == "off":
+        if mode == "off" or fresh:
             stats.misses += 1
             return await self._call_upstream(request, key)
         self._used_keys.add(key)
@@ -520,7 +524,8 @@ class LLMClient:
             self._writes.put(key, make_entry(key, fields, {
                 "text": response.text, "model": response.model, "usage": dict(response.usage),
                 "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
-                "attempts": response.attempts}), lock if locked else None)
+                "attempts": response.attempts, "system_fingerprint": response.system_fingerprint}),
+                lock if locked else None)
             handed_over = True
             return response
         finally:
@@ -671,7 +676,8 @@ class LLMClient:
         self.stats.completion_tokens += usage["completion_tokens"]
         self.stats.cost += cost
         return LLMResponse(text=str(reply.text), model=reply.model, usage=usage, cost=cost, latency=latency,
-                           cached=False, key=key, timestamp=time.time(), attempts=attempt)
+                           cached=False, key=key, timestamp=time.time(), attempts=attempt,
+                           system_fingerprint=reply.system_fingerprint)
 
     def _missing_key_error(self, request: LLMRequest, hint: str) -> Exception:
         from pytest_judgerel.errors import MissingKeyError
@@ -718,7 +724,8 @@ class LLMClient:
                 reply = await wire.send(call, timeout)
             if not isinstance(reply.text, str) or not reply.text.strip():
                 raise EmptyResponseError(f"model {request.model} returned empty content")
-            return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage))
+            return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage),
+                          reply.system_fingerprint)
 
         return send, hint
 
@@ -753,8 +760,9 @@ class LLMClient:
             usage_obj = getattr(raw, "usage", None)
             usage = {name: int(getattr(usage_obj, name, 0) or 0)
                      for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
+            fingerprint = getattr(raw, "system_fingerprint", None)
             return _Reply(text, str(getattr(raw, "model", "") or request.model), usage,
-                          self._cost(litellm, raw, request.model))
+                          self._cost(litellm, raw, request.model), str(fingerprint) if fingerprint else None)
 
         return send, lambda: self._key_hint(litellm, request)
 
@@ -767,3 +775,4 @@ class _Reply:
     model: str
     usage: dict[str, int]
     cost: float
+    system_fingerprint: str | None = None

@@ -176,10 +176,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         calls = session.call_delta(item.stash.get(CALLS_KEY, {})) if session else {}
         if session is not None:
             item.stash[CALLS_KEY] = session.call_snapshot()
+        anchor_sample = session.anchor_sample(records) if session is not None else []
         if records or calls:
             # Transport on a plain attribute (xdist serialises report.__dict__), not on
             # user_properties: junitxml would print the whole payload as a Python repr.
             report.judgerel = {"records": records, "calls": calls}
+            if anchor_sample:  # the drift anchors' candidates of this test (pytest_judgerel.anchors)
+                report.judgerel["anchors"] = anchor_sample
             shared = session.take_shared() if session is not None else {}
             if shared:  # calls of shared fixtures among them (see pytest_fixture_setup)
                 report.judgerel["shared"] = shared

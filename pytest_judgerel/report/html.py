@@ -14,6 +14,7 @@ import math
 from html import escape
 from typing import Any, Iterable, Mapping, Sequence
 
+from .judge_drift import anchors_html
 from .metrics import is_metric_record, panel_warnings
 from .terminal import totals_line
 from .fmt import fmt_number
@@ -354,6 +355,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"<li>{escape(r)}</li>" for r in gate.get("reasons", [])) + "</ul></div>")
     else:
         banners.append("<div class='banner ok'>Gate passed.</div>")
+    banners.append(anchors_html(report))  # the drift anchors' status and server changes (judge_drift)
     panels = panel_warnings(report)
     if panels:
         banners.append("<div class='banner soft'>Judge panels worth fewer than half their members:<ul>" + "".join(

@@ -140,6 +140,42 @@ _COMPARISON = {
     "additionalProperties": True,
 }
 
+_ANCHOR_STATUS = ["recorded", "steady", "drifted", "inconclusive", "error", "off", "unchecked"]
+_SERVER = {"type": "object", "properties": {
+    "models": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+    "system_fingerprints": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}}}
+_ANCHORS = {  # the silent-drift anchors of the session (pytest_judgerel.anchors; docs/reports.md)
+    "type": "object",
+    "required": ["file", "status", "calls", "configurations"],
+    "properties": {
+        "file": _STR_OR_NULL,
+        "status": {"enum": _ANCHOR_STATUS},
+        "calls": {"type": "integer", "minimum": 0},
+        "written": {"type": "boolean"},
+        "error": _STR_OR_NULL,
+        "unused": {"type": "array", "items": {"type": "string"}},
+        "marked_records": {"type": "integer", "minimum": 0},
+        "configurations": {"type": "object", "additionalProperties": {
+            "type": "object",
+            "required": ["judge", "status"],
+            "properties": {
+                "judge": {"type": "object"},
+                "status": {"enum": _ANCHOR_STATUS},
+                "anchors": {"type": "integer", "minimum": 0},
+                "calls": {"type": "integer", "minimum": 0},
+                "comparison": {"type": ["object", "null"]},
+                "human_agreement": {"type": ["object", "null"]},
+                "reference_server": _SERVER,
+                "fresh_server": _SERVER,
+                "served": _SERVER,
+                "server_changes": {"type": "array", "items": {"type": "string"}},
+                "reasons": {"type": "array", "items": {"type": "string"}},
+            },
+            "additionalProperties": True}},
+    },
+    "additionalProperties": True,
+}
+
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://pytest-judgerel.invalid/schemas/report-v1.json",
@@ -183,6 +219,7 @@ REPORT_SCHEMA: dict[str, Any] = {
         "shards": {"type": "array", "items": {"type": "object", "required": ["source", "tests"]}},
         "duplicates": {"type": "array", "items": {"type": "string"}},
         "outputs": {"type": "object", "additionalProperties": {"type": "string"}},
+        "anchors": _ANCHORS,
     },
     "additionalProperties": True,
     "$defs": {"record": _RECORD},

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .fmt import fmt_number
+from .judge_drift import write_anchor_lines
 from .metrics import is_metric_record, panel_warnings
 from .verdict import checks, record_verdict
 
@@ -187,6 +188,7 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     for line in panels:
         tr.write_line(f"judge panel warning: {line}", yellow=True)
     tr.write_line(totals_line(totals))
+    write_anchor_lines(tr, report)  # the drift anchors' status, server changes (judge_drift)
     session = report.get("session") or {}
     if session.get("interrupted"):
         tr.write_line("INTERRUPTED: the report holds the partial results of the tests that ran "

@@ -242,7 +242,7 @@ def test_a_connection_error_names_the_server(tmp_path):
 
 
 def test_the_study_tables_never_print_minus_zero_and_table_1_fits_1400_px():
-    from pytest_judgerel.study.reproduce import fixed
+    from pytest_judgerel.study.reproduce import _fixed as fixed
 
     assert fixed(-0.0004, 3, signed=True) == "+0.000" and fixed(-0.0004, 3) == "0.000"
     assert fixed(-0.0006, 3, signed=True) == "-0.001" and fixed(0.01234, 4) == "0.0123"

@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from ..report.html import CSS, svg_scatter
-from .reproduce import TABLE_ORDER, TOLERANCE, fixed, paper_tables
+from .reproduce import TABLE_ORDER, TOLERANCE, _fixed, paper_tables
 
 
 def reproduction_html(rep: Any) -> str:
@@ -50,8 +50,8 @@ def reproduction_html(rep: Any) -> str:
             for col in spec["columns"]:
                 c = cells[(row, col)]
                 miss = "" if c.reproduces() else " miss"
-                ours = "n/a" if c.ours is None else fixed(c.ours, 4)
-                diff = "" if c.difference is None else f"<br><small>{fixed(c.difference, 4, signed=True)}</small>"
+                ours = "n/a" if c.ours is None else _fixed(c.ours, 4)
+                diff = "" if c.difference is None else f"<br><small>{_fixed(c.difference, 4, signed=True)}</small>"
                 title = f" title='{escape(c.note)}'" if c.note else ""
                 parts.append(f"<td class='num'>{c.paper:.3f}</td><td class='num{miss}'{title}>{ours}{diff}</td>")
             parts.append("</tr>")

@@ -98,8 +98,8 @@ class Reproduction:
                 line = f"{row:<{width}}"
                 for col in cols:
                     c = by_key[(row, col)]
-                    ours = "  n/a" if c.ours is None else fixed(c.ours, 3)
-                    diff = "" if c.difference is None else fixed(c.difference, 3, signed=True)
+                    ours = "  n/a" if c.ours is None else _fixed(c.ours, 3)
+                    diff = "" if c.difference is None else _fixed(c.difference, 3, signed=True)
                     mark = " " if c.reproduces() else "*"
                     line += f"{c.paper:>9.3f} {ours:>6} {diff:>6}{mark}"
                 out.append(line)
@@ -110,7 +110,7 @@ class Reproduction:
         return "\n".join(out)
 
 
-def fixed(value: float, digits: int, *, signed: bool = False) -> str:
+def _fixed(value: float, digits: int, *, signed: bool = False) -> str:
     """``value`` with ``digits`` decimals; a value that rounds to zero is shown unsigned-zero
     (``0.000``, ``+0.000`` when ``signed``), never ``-0.000``."""
     text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"

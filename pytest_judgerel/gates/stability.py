@@ -120,8 +120,8 @@ def _icc_over_repeats(matrix: np.ndarray, form: str, use: str, confidence: float
     """Predictive p_pass of an ICC over repeats, on the ICC itself (not its 0/1 verdict) so that
     the predictive draws can be recentred on the observed ICC (``recentre=True``; issue 31:
     the two bootstrap stages each add the ICC's bootstrap bias)."""
-    from .stats.icc_batch import icc_statistic
-    from .stats.stability import verdict_stability
+    from ..stats.icc_batch import icc_statistic
+    from ..stats.stability import verdict_stability
 
     icc_stat = icc_statistic(form, use, confidence)
 

@@ -52,6 +52,7 @@ def conclude(records: Sequence[MetricRecord], message: str | None, result: Any =
     Under ``require_stable`` a pass whose record says its verdict is unstable fails (the record
     is marked ``passed: False, unstable: True``).  In report-only mode the records that failed
     are marked ``report_only``."""
+    __tracebackhide__ = True
     recorder = active_recorder()
     if message is None and recorder.require_stable:
         shaky = [rec for rec in records if (rec.get("stability") or {}).get("unstable")]
@@ -74,12 +75,14 @@ def conclude(records: Sequence[MetricRecord], message: str | None, result: Any =
 
 def conclude_record(rec: MetricRecord, message: str | None, result: Any = None) -> Any:
     """:func:`conclude` for a gate with one record."""
+    __tracebackhide__ = True
     return conclude([rec], message, result)
 
 
 def conclude_not_computed(rec: MetricRecord, exc: BaseException) -> None:
     """A statistic that could not be computed (e.g. a constant judge): record it as such, then
     raise ``exc``; in report-only mode record and return None (nothing fails)."""
+    __tracebackhide__ = True
     recorder = active_recorder()
     if recorder.report_only:
         rec["report_only"] = True

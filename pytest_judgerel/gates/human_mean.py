@@ -128,6 +128,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     groups of judge ``Ratings`` (items with a ``benchmark`` field).  Returns the
     :class:`~pytest_judgerel.stats.PPIMean`.
     """
+    __tracebackhide__ = True
     from ..stats.ppi import PPIMean, ppi_mean, ppi_mean_by
 
     _check_threshold(min_mean, "min_mean", _ANY)
@@ -234,6 +235,7 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
     allowed unparsed reply is an error naming it (drop the item from both systems).  Returns the
     ``PPIDifference``.
     """
+    __tracebackhide__ = True
     from ..stats.ppi import PPIDifference, ppi_mean_difference
 
     _check_threshold(min_difference, "min_difference", _ANY)

@@ -66,6 +66,13 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     then fails only when the data show the share above it).  The failure message says which
     check failed.
     """
+    __tracebackhide__ = True
+    if not hasattr(result, "verdicts") or not hasattr(result, "inconsistent_pairs"):
+        got = type(result).__name__
+        raise TypeError(f"assert_position_consistent takes the result of pytest_judgerel.probes.position_bias("
+                        f"judge, pairs) (a PositionBiasResult), got a {got}"
+                        + (": stats.position_consistency(...) computes the statistic only; run the probe "
+                           "instead" if got == "PositionConsistency" else ""))
     _check_threshold(min_consistency, "min_consistency", UNIT_RANGE)
     _check_use(use, ("estimate", "ci_low"))
     if max_first_preference is not None:
@@ -168,6 +175,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     With ``two_sided`` a drop counts as well (the absolute shift is gated; TOST then tests
     ``-max_shift < shift < max_shift``).
     """
+    __tracebackhide__ = True
     from ..stats.bias import equivalence_test
     from ..stats.planning import equivalence_sample_size
 
@@ -260,6 +268,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     ``use="equivalence"`` makes "no self-preference" a test: the one-sided TOST at ``alpha``
     must show the mean rank change below the margin ``max_rank_change`` (> 0).
     """
+    __tracebackhide__ = True
     from ..stats.bias import equivalence_test
 
     _check_threshold(max_rank_change, "max_rank_change", _ANY)
@@ -326,6 +335,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     Lee et al.'s ``"lee"``).  The record's ``p_pass`` is null: the interval already carries the
     uncertainty of both the test set and the calibration set.
     """
+    __tracebackhide__ = True
     from ..stats.pass_rate import CorrectedPassRate, corrected_pass_rate
 
     _check_threshold(min_rate, "min_rate", UNIT_RANGE)

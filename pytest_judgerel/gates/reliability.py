@@ -68,6 +68,7 @@ def assert_icc_above(
     every group must pass too, since a pooled ICC can hide a weak subgroup
     (seed 001 section 5.2).  Returns the :class:`~pytest_judgerel.stats.ICCResult`.
     """
+    __tracebackhide__ = True
     from ..stats.icc import icc, koo_li_band
 
     _check_threshold(threshold, "threshold")
@@ -109,7 +110,7 @@ def assert_icc_above(
     lines = [
         f"{label + ': ' if label else ''}{statistic} = {result.value:.4f} "
         f"[{confidence:.0%} CI {result.ci_low:.4f}, {result.ci_high:.4f}] "
-        f"(n={result.n} items, k={result.k} raters; Koo & Li: {koo_li_band(result.value)})",
+        f"(n={result.n} items, k={result.k} {'repeats' if over_repeats else 'raters'}; Koo & Li: {koo_li_band(result.value)})",
     ]
     if not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
@@ -121,7 +122,7 @@ def assert_icc_above(
     if result.n_omitted:
         lines.append(f"  {result.n_omitted} item(s) with missing ratings were omitted")
     lines += _group_lines(groups)
-    lines += _worst_lines(worst, "largest spread across raters")
+    lines += _worst_lines(worst, "largest spread across " + ("repeats" if over_repeats else "raters"))
     return conclude_record(rec, "\n".join(lines), result)
 
 
@@ -142,6 +143,7 @@ def assert_scale_consistent(
     [0, 1]; the ICC across scales must reach ``min_icc`` jointly and, with
     ``pairwise=True``, for every pair of scales.  Returns the consistency result.
     """
+    __tracebackhide__ = True
     from ..stats.consistency import scale_consistency
 
     _check_threshold(min_icc, "min_icc")
@@ -279,6 +281,7 @@ def assert_agreement(
 ) -> AgreementResult:
     """Assert a judge agrees with a human panel: ICC(A,1) >= ``min_icc`` and/or
     nMAE <= ``max_nmae``, pooled and in every group of ``by``."""
+    __tracebackhide__ = True
     if min_icc is None and max_nmae is None:
         raise ValueError("assert_agreement needs min_icc, max_nmae or both")
     if min_icc is not None:
@@ -388,6 +391,7 @@ def assert_nmae_below(
     label: str | None = None,
 ) -> AgreementResult:
     """Assert nMAE (seed 001 eq. 5) between judge and human panel means is at most ``threshold``."""
+    __tracebackhide__ = True
     return assert_agreement(
         judge_ratings, human_ratings, max_nmae=threshold, by=by, scale=scale,
         max_parse_failures=max_parse_failures, label=label,
@@ -409,6 +413,7 @@ def _not_computed(ratings: Any, kind: str, statistic: str, threshold: float, lab
                   exc: ReliabilityError, direction: str = "min"):
     """Record a statistic that cannot be computed (e.g. a constant judge) as such, then raise
     the error; in report-only mode record and return None (nothing fails)."""
+    __tracebackhide__ = True
     rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
                          error=str(exc), n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
     return conclude_not_computed(rec, exc)
@@ -417,6 +422,7 @@ def _not_computed(ratings: Any, kind: str, statistic: str, threshold: float, lab
 def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, threshold: float,
                 label: str | None, direction: str = "min"):
     """Fail before computing anything: too many replies were not scores."""
+    __tracebackhide__ = True
     rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
                          n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
     head = f"{label + ': ' if label else ''}{statistic} not computed: unparseable judge replies"

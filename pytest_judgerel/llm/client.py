@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
+from pytest_judgerel.llm.endpoint import is_in_process
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
 from pytest_judgerel.llm.runtime import deadline as _deadline
@@ -81,9 +82,9 @@ class CallStats:
 
     ``calls`` = requests served; ``hits`` from the cache (or an identical request in
     flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
-    requests that ended in an error; ``corrupt`` = cache entries found unreadable (each
+    requests that ended in an error (a missing key, with which nothing is sent, is not counted); ``corrupt`` = cache entries found unreadable (each
     answered again as a miss); ``http_calls`` / ``litellm_calls`` = upstream calls sent through
-    the HTTP fast path / through litellm (in-process models count as litellm); ``wall_time`` =
+    the HTTP fast path / through litellm (in-process models count in neither); ``wall_time`` =
     seconds spent in client calls.
     """
 
@@ -635,7 +636,8 @@ class LLMClient:
             self.stats.http_calls += 1
         else:
             send, hint = self._litellm_sender(request, key)
-            self.stats.litellm_calls += 1
+            if not is_in_process(request.model):  # an in-process model is answered here, not upstream
+                self.stats.litellm_calls += 1
         runtime = _runtime()
         settings = self.settings
         attempt = 0
@@ -665,8 +667,9 @@ class LLMClient:
                     why += f"; missing or rejected key: {hint()}"
                 # ``from None``: the provider's traceback would show litellm's frame arguments
                 # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
+                where = f" at {request.api_base}" if request.api_base else ""  # which server did not answer
                 raise LLMCallError(
-                    f"model {request.model!r} call failed ({status}, {why}) for test {request.test_name}: "
+                    f"model {request.model!r}{where} call failed ({status}, {why}) for test {request.test_name}: "
                     f"{type(error).__name__}: {failure.message}"
                 ) from None
             self.stats.retries += 1
@@ -682,7 +685,7 @@ class LLMClient:
     def _missing_key_error(self, request: LLMRequest, hint: str) -> Exception:
         from pytest_judgerel.errors import MissingKeyError
 
-        self.stats.errors += 1
+        # not counted in ``errors``: no request was sent (the session stops on it with its message)
         return MissingKeyError(
             f"model {request.model!r} needs an API key and none is configured (not retryable): "
             f"{hint}; no request was sent (test {request.test_name})")

@@ -163,8 +163,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
         if call.excinfo.errisinstance((CacheCorruptError, MissingKeyError)):
             # every later test would hit the same damaged database or missing key: stop with its
-            # one clear message
+            # one clear message, shown without the plugin's and the client's frames
             item.session.shouldstop = str(call.excinfo.value)
+            if report.failed:
+                report.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
     if report.when in ("call", "teardown") or (report.when == "setup" and report.outcome != "passed"):
         # records (and calls) since the last report of this test: a gate in a fixture's
         # teardown reaches the report too

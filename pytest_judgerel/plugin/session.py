@@ -45,6 +45,28 @@ def _wire_of(backend: str, endpoint: Any) -> str:
     return "HTTP fast path" if via == "http" else "litellm"
 
 
+def _unknown_provider(model: str) -> str | None:
+    """Why no call to ``model`` can be routed (it names no provider and litellm knows of none), or None.
+
+    A model with a ``provider/`` prefix, or a bare name whose provider is plain (``gpt-...``,
+    ``claude-...``), is taken as it is; only for any other bare name is litellm asked (imported
+    for it, once, at the session's start)."""
+    from ..llm.endpoint import provider_of
+
+    if provider_of(model) is not None:
+        return None
+    from ..llm.litellm_setup import get_litellm
+
+    try:
+        get_litellm().get_llm_provider(model)
+    except Exception:  # noqa: BLE001 - litellm's BadRequestError, or anything it raises instead
+        return (f"the judge model {model!r} names no provider litellm knows, so no call could be sent: "
+                "spell it provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+                "ollama/llama3 or, for any OpenAI-compatible server, openai/<name> with "
+                "--judge-api-base=http://host:port/v1")
+    return None
+
+
 def session_of(config: pytest.Config) -> "JudgerelSession":
     """The judgerel session of ``config`` (the one accessor the fixtures use)."""
     return config.stash[SESSION_KEY]
@@ -103,6 +125,9 @@ class JudgerelSession:
                     route(self.settings.backend, endpoint.model, endpoint.api_base)
                 except ConfigError as exc:
                     raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
+                problem = _unknown_provider(endpoint.model)
+                if problem:  # litellm would refuse every call ("LLM Provider NOT provided"): say so now
+                    raise pytest.UsageError(f"pytest-judgerel: {problem}")
 
     # ------------------------------------------------------------ endpoint and client (the context's)
     @property

@@ -138,6 +138,17 @@ class BaselineComparison:
 
 
 # ---------------------------------------------------------------------- load / build
+#: the one word for each comparison status, in the terminal and in HTML (the JSON keeps the status keys)
+STATUS_WORDS = {"pass": "unchanged", "improved": "improved", "within_noise": "within noise",
+                "regression": "regressed", "new": "new", "missing": "missing", "undefined": "undefined",
+                "stale": "stale (judge changed)", "not_run": "baseline test(s) not run"}
+
+
+def status_word(status: str) -> str:
+    """How a comparison status (``pass``, ``regression``, ...) is shown: :data:`STATUS_WORDS`."""
+    return STATUS_WORDS.get(status, status)
+
+
 def empty_baseline() -> dict[str, Any]:
     return {"schema": BASELINE_SCHEMA_ID, "version": BASELINE_VERSION, "judges": {}, "tests": {}}
 

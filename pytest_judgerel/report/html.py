@@ -14,6 +14,7 @@ import math
 from html import escape
 from typing import Any, Iterable, Mapping, Sequence
 
+from .baseline import status_word
 from .judge_drift import anchors_html
 from .metrics import is_metric_record, panel_warnings
 from .terminal import totals_line
@@ -322,7 +323,7 @@ def _baseline_section(comp: Mapping[str, Any] | None) -> str:
         return ""
     c = comp.get("counts", {})
     head = (f"<h2>Baseline</h2><p class='meta'>{escape(str(comp.get('path')))}: "
-            + escape(", ".join(f"{k} {v}" for k, v in c.items())) + "</p>")
+            + escape(", ".join(f"{v} {status_word(k)}" for k, v in c.items())) + "</p>")
     if comp.get("error"):
         return head + f"<div class='banner fail'>{escape(comp['error'])}</div>"
     rows = []
@@ -330,7 +331,7 @@ def _baseline_section(comp: Mapping[str, Any] | None) -> str:
         cls = {"regression": "fail", "within_noise": "soft", "improved": "pass"}.get(e["status"], "")
         rows.append(f"<tr><td><code>{escape(e['nodeid'])}</code></td><td>{escape(e['metric'])}</td>"
                     f"<td>{_f(e.get('baseline'), 4)}</td><td>{_f(e.get('current'), 4)}</td>"
-                    f"<td>{_f(e.get('delta'), 4)}</td><td class='{cls}'>{escape(e['status'])}</td>"
+                    f"<td>{_f(e.get('delta'), 4)}</td><td class='{cls}'>{escape(status_word(e['status']))}</td>"
                     f"<td>{escape(e.get('reason', ''))}</td></tr>")
     return head + ("<table><tr><th>test</th><th>metric</th><th>baseline</th><th>current</th><th>delta</th>"
                    "<th>status</th><th>why</th></tr>" + "".join(rows) + "</table>" if rows else "")
@@ -360,6 +361,12 @@ def render_html(report: Mapping[str, Any]) -> str:
     if panels:
         banners.append("<div class='banner soft'>Judge panels worth fewer than half their members:<ul>" + "".join(
             f"<li>{escape(w)}</li>" for w in panels) + "</ul></div>")
+    endpoint = (report.get("settings") or {}).get("endpoint") or {}
+    if endpoint.get("embedded") and endpoint.get("used", True):
+        banners.append(f"<div class='banner soft'>The judge model {escape(str(endpoint.get('model')))} is the "
+                       "embedded SmolLM2-135M-Instruct via llama.cpp: a weak stand-in for offline runs only. Its "
+                       "failing gates say little about your judge; configure a real one with "
+                       "--judge-model=&lt;litellm model&gt;.</div>")
     if report.get("crashed"):
         banners.append("<div class='banner fail'>Crashed tests (worker died): " + escape(
             ", ".join(report["crashed"])) + "</div>")
@@ -374,6 +381,12 @@ def render_html(report: Mapping[str, Any]) -> str:
         if cards:
             sections.append(f"<h3>{escape(t['nodeid'])} <span class='meta'>({escape(t.get('outcome', ''))})"
                             f"</span></h3>" + "".join(cards))
+    plain = [t for t in report["tests"] if not any(is_metric_record(rec) for rec in t["records"])]
+    plain_html = ""
+    if plain:
+        plain_html = ("<h3>Tests without metrics</h3><table><tr><th>test</th><th>outcome</th></tr>" + "".join(
+            f"<tr><td><code>{escape(t['nodeid'])}</code></td><td>{escape(str(t.get('outcome', '')))}</td></tr>"
+            for t in plain) + "</table>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             "<title>pytest-judgerel report</title>"
@@ -383,5 +396,5 @@ def render_html(report: Mapping[str, Any]) -> str:
             + f"<div class='card'>{escape(totals_line(report.get('totals', {})))}</div>"
             + "<h2>Overview</h2>" + _overview(report)
             + _baseline_section(gate.get("baseline"))
-            + "<h2>Tests</h2>" + ("".join(sections) or "<p class='meta'>No metric was recorded.</p>")
+            + "<h2>Tests</h2>" + ("".join(sections) or "<p class='meta'>No metric was recorded.</p>") + plain_html
             + "</body></html>\n")

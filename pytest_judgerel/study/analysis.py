@@ -359,7 +359,8 @@ def _human_panels(res: StudyResult, humans: _Humans, subgroup: str | None) -> No
         if len(panels) > 1 and pooled is None:
             res.skipped.append(f"pooled human panel{' ' + scale if scale else ''}: the benchmarks' panels do not "
                                "share one set of raters who rated every item on one scale")
-        groups: dict[str | None, Ratings] = {None: pooled, **panels} if pooled is not None else dict(panels)
+        groups: dict[str | None, Ratings] = {None: pooled} if pooled is not None else {}
+        groups.update(panels)
         for sub in humans.subgroups(subgroup):
             name, label = sub.split("=", 1)
             for bench, p in groups.items():

@@ -315,15 +315,20 @@ def check_record(rec: R) -> R:
     """``rec`` unchanged, once its kind is known and every key is declared by the kind's type
     with a value of that type (numpy scalars count as the numbers they hold; a non-finite float
     counts as null, as it is recorded); else :class:`RecordError`."""
+    _check_plain(jsonable(rec))
+    return rec
+
+
+def _check_plain(rec: Mapping[str, Any]) -> None:
+    """:func:`check_record` of a record already made plain JSON (:func:`jsonable`)."""
     kind = rec.get("kind")
     cls = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise RecordError(f"record kind {kind!r} is not declared: one of {sorted(RECORD_TYPES)} "
                           "(a new kind adds its TypedDict to session.recording.RECORD_TYPES)")
-    problem = _typed_dict_problem(jsonable(rec), cls, f"{kind!r} record")
+    problem = _typed_dict_problem(rec, cls, f"{kind!r} record")
     if problem is not None:
         raise RecordError(problem)
-    return rec
 
 
 def record_keys(cls: type) -> dict[str, Any]:
@@ -414,7 +419,8 @@ class Recorder:
     def record(self, rec: Record) -> None:
         """Store one record as plain JSON (non-finite floats become None), once
         :func:`check_record` finds it of its kind's type (checked also when nothing is kept)."""
-        clean: Record = jsonable(check_record(rec))
+        clean: Record = jsonable(rec)
+        _check_plain(clean)
         if self.keep:
             with self._lock:
                 self.records.append(clean)

@@ -25,7 +25,7 @@ A new gate module (``gates/my_gate.py``):
 
        def assert_my_gate(result, min_x, *, use="estimate", max_parse_failures=None, label=None):
            check_threshold(min_x, "min_x", UNIT_RANGE)           # bad arguments: ValueError
-           use_ = check_use(use, ("estimate", "ci_low"))
+           use = check_use(use, ("estimate", "ci_low"))
            failures = parse_failure_lines(result, max_parse_failures)
            if failures:                                          # too many unparseable replies
                return fail_unparsed(result, failures, "my_gate", "my statistic", min_x, label)
@@ -37,7 +37,7 @@ A new gate module (``gates/my_gate.py``):
            rec: MyGateRecord = {                                 # mypy checks every key
                **gate_fields("my_gate", "my statistic", label, Summary(stat.value, stat.ci_low, stat.ci_high,
                              stat.n), min_x, "min", result),
-               "use": use_, "my_key": stat.extra}
+               "use": use, "my_key": stat.extra}
            attach_stability(rec, mean_gate_stability(per_item, min_x, "min", name="my statistic"))
            rec["passed"] = ok = tested >= min_x
            return finish(rec, stat, None if ok else [f"{head(label)}my statistic = ...", "  why"])

@@ -133,7 +133,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     from ..stats.ppi import PPIMean, ppi_mean, ppi_mean_by
 
     check_threshold(min_mean, "min_mean", ANY_RANGE)
-    use_ = check_use(use, ("estimate", "ci_low"))
+    use = check_use(use, ("estimate", "ci_low"))
     statistic = "human-scale mean (PPI++)"
     source = _judge_inputs(judge_labeled, judge_unlabeled)
     if by is not None:
@@ -183,7 +183,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     rec: HumanMeanRecord = {
         **gate_fields("human_mean", statistic, label, Summary(res.value, res.ci_low, res.ci_high, res.n_labeled),
                       min_mean, "min", source),
-        "use": use_, "confidence": res.confidence, "lam": res.lam, "tuned": res.tuned,
+        "use": use, "confidence": res.confidence, "lam": res.lam, "tuned": res.tuned,
         "n_unlabeled": res.n_unlabeled, "effective_n": res.effective_n, "classical": res.classical.to_dict(),
         "judge_mean": res.judge_mean, "judge_bias": res.judge_bias, "groups": group_records, "n_omitted": n_omitted,
         "parse_failures": len(_failures_of(judge_labeled)) + len(_failures_of(judge_unlabeled)),
@@ -241,7 +241,7 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
     from ..stats.ppi import PPIDifference, ppi_mean_difference
 
     check_threshold(min_difference, "min_difference", ANY_RANGE)
-    use_ = check_use(use, ("estimate", "ci_low"))
+    use = check_use(use, ("estimate", "ci_low"))
     statistic = "human-scale mean difference (PPI++)"
     if isinstance(new, PPIDifference):
         if old is not None:
@@ -268,7 +268,7 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
     rec: HumanMeanDifferenceRecord = {
         **gate_fields("human_mean_difference", statistic, label, Summary(res.value, res.ci_low, res.ci_high, res.n, 2),
                       min_difference, "min", source),
-        "use": use_, "confidence": res.confidence, "lam": list(res.lam), "tuned": res.tuned,
+        "use": use, "confidence": res.confidence, "lam": list(res.lam), "tuned": res.tuned,
         "paired": res.paired, "paired_unlabeled": res.paired_unlabeled, "effective_n": res.effective_n,
         "classical": c.to_dict(), "new_mean": res.a.value, "old_mean": res.b.value,
         "new_ci": [res.a.ci_low, res.a.ci_high], "old_ci": [res.b.ci_low, res.b.ci_high],

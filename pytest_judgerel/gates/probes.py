@@ -60,7 +60,7 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     check failed.
     """
     check_threshold(min_consistency, "min_consistency", UNIT_RANGE)
-    use_ = check_use(use, ("estimate", "ci_low"))
+    use = check_use(use, ("estimate", "ci_low"))
     if max_first_preference is not None:
         check_threshold(max_first_preference, "max_first_preference", UNIT_RANGE)
     if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1):
@@ -86,7 +86,7 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     rec: PositionBiasRecord = {
         **gate_fields("position_bias", statistic, label, Summary(c.value, c.ci_low, c.ci_high, s.n_valid, 2),
                       min_consistency, "min", result),
-        "use": use_, "worst_items": worst, "confidence": c.confidence,
+        "use": use, "worst_items": worst, "confidence": c.confidence,
         "first_preference": fp.to_dict(), "second_preference": sp.to_dict(), "n_first": s.n_first,
         "n_second": s.n_second, "p_position": p_position, "alpha": alpha, "position_preference": not ok_position,
         "low_consistency": not ok_consistency, "n_missing": s.n_missing, "n_tie_mismatch": s.n_tie_mismatch,
@@ -167,7 +167,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     from ..stats.planning import equivalence_sample_size
 
     check_threshold(max_shift, "max_shift", (-1.0, 1.0))
-    use_ = check_use(use, ("estimate", "ci_high", "equivalence"))
+    use = check_use(use, ("estimate", "ci_high", "equivalence"))
     if use == "equivalence" and not max_shift > 0:
         raise ValueError(f"use='equivalence' needs a margin max_shift > 0, got {max_shift!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
@@ -202,7 +202,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     rec: LengthBiasRecord = {
         **gate_fields("length_bias", statistic, label, Summary(sh.mean, sh.ci_low, sh.ci_high, sh.n), max_shift,
                       "max", result),
-        "use": use_, "two_sided": two_sided, "worst_items": worst, "confidence": sh.confidence, "p": sh.p,
+        "use": use, "two_sided": two_sided, "worst_items": worst, "confidence": sh.confidence, "p": sh.p,
         "p_greater": sh.p_greater, "test": "TOST (paired t)" if tost is not None else "paired t",
         "scale": sc.name, "field": result.field, "length_ratio": result.length_ratio,
         "n_omitted": result.n_omitted, "item_scores": loss,
@@ -262,7 +262,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     from ..stats.bias import equivalence_test
 
     check_threshold(max_rank_change, "max_rank_change", ANY_RANGE)
-    use_ = check_use(use, ("estimate", "ci_high", "equivalence"))
+    use = check_use(use, ("estimate", "ci_high", "equivalence"))
     if use == "equivalence" and not max_rank_change > 0:
         raise ValueError(f"use='equivalence' needs a margin max_rank_change > 0, got {max_rank_change!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
@@ -281,7 +281,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         **gate_fields("self_preference", statistic, label,
                       Summary(t.mean_rank_change, t.ci_low, t.ci_high, t.n, len(result.models)),
                       max_rank_change, "max", result),
-        "use": use_, "confidence": t.confidence, "own_model": result.own_model, "models": list(result.models),
+        "use": use, "confidence": t.confidence, "own_model": result.own_model, "models": list(result.models),
         "reference_rank": r.reference_rank, "judge_rank": r.judge_rank, "rank_change": r.rank_change,
         "share_higher": r.share_higher, "share_lower": r.share_lower, "share_equal": r.share_equal,
         "p_sign": t.p_sign, "n_dropped": result.n_dropped,
@@ -330,7 +330,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     from ..stats.pass_rate import CorrectedPassRate, corrected_pass_rate
 
     check_threshold(min_rate, "min_rate", UNIT_RANGE)
-    use_ = check_use(use, ("estimate", "ci_low"))
+    use = check_use(use, ("estimate", "ci_low"))
     if isinstance(passed, CorrectedPassRate):
         if calibration is not None or n is not None:
             raise ValueError("pass either a CorrectedPassRate or passed/n/calibration, not both")
@@ -346,7 +346,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     rec: PassRateRecord = {
         **gate_fields("pass_rate", "corrected pass rate", label, Summary(res.value, res.ci_low, res.ci_high, res.n),
                       min_rate, "min", None),
-        "use": use_, "confidence": res.confidence, "observed": res.observed, "passed_count": res.passed,
+        "use": use, "confidence": res.confidence, "observed": res.observed, "passed_count": res.passed,
         "specificity": cal.specificity, "sensitivity": cal.sensitivity, "n_negative": cal.n_negative,
         "n_positive": cal.n_positive, "unclipped": res.unclipped, "interval_method": res.interval,
     }

@@ -80,7 +80,7 @@ def assert_icc_above(
     from ..stats.icc import icc, koo_li_band
 
     check_threshold(threshold, "threshold")
-    use_ = check_use(use, ("estimate", "ci_low"))
+    use = check_use(use, ("estimate", "ci_low"))
     failures = parse_failure_lines(ratings, max_parse_failures)
     if failures:
         return fail_unparsed(ratings, failures, "icc", f"ICC({form})", threshold, label)
@@ -100,7 +100,7 @@ def assert_icc_above(
     statistic = f"ICC({result.form})" if not str(result.form).startswith("ICC") else str(result.form)
     worst = _worst_spread_items(ratings)
     rec: IccRecord = {**gate_fields("icc", statistic, label, Summary.of(result), threshold, "min", ratings),
-                      "use": use_, "groups": groups, "worst_items": worst, "confidence": confidence}
+                      "use": use, "groups": groups, "worst_items": worst, "confidence": confidence}
     if result.n_omitted:
         rec["n_omitted"] = result.n_omitted
     over_repeats = (provenance(ratings) or {}).get("design") == "repeats"
@@ -151,7 +151,7 @@ def assert_scale_consistent(
     from ..stats.consistency import scale_consistency
 
     check_threshold(min_icc, "min_icc")
-    use_ = check_use(use, ("estimate", "ci_low"))
+    use = check_use(use, ("estimate", "ci_low"))
     failures: list[str] = []
     for name, r in ratings_by_scale.items():
         failures += [f"  [{name}] {line.strip()}" for line in parse_failure_lines(r, max_parse_failures)]
@@ -179,7 +179,7 @@ def assert_scale_consistent(
     rec: ScaleConsistencyRecord = {
         **gate_fields("scale_consistency", f"ICC({joint.form}) across scales", label, Summary.of(joint), min_icc,
                       "min", first),
-        "use": use_, "groups": groups, "scales": list(ratings_by_scale),
+        "use": use, "groups": groups, "scales": list(ratings_by_scale),
         "matrix": _consistency_matrix(result, list(ratings_by_scale)),
         "parse_failures": sum(n_parse_failures(r) for r in ratings_by_scale.values()),
     }
@@ -290,7 +290,7 @@ def assert_agreement(
         check_threshold(min_icc, "min_icc")
     if max_nmae is not None:
         check_threshold(max_nmae, "max_nmae", UNIT_RANGE)
-    use_ = check_use(use, ("estimate", "ci_low"))
+    use = check_use(use, ("estimate", "ci_low"))
     # the record's main statistic: the ICC when it is gated, else nMAE
     kind, main_stat, main_threshold = ("agreement", "ICC(A,1)", min_icc) if min_icc is not None else \
         ("nmae", "nMAE", max_nmae)
@@ -343,7 +343,7 @@ def assert_agreement(
         Summary(float(res.nmae), n=res.n, k=2)
     rec: AgreementRecord = {
         **gate_fields(kind, main_stat, label, main, main_threshold, direction, judge_ratings),
-        "use": use_, "groups": groups, "worst_items": worst,
+        "use": use, "groups": groups, "worst_items": worst,
         "icc": None if res.icc is None else res.icc.value, "nmae": res.nmae, "n_omitted": res.n_omitted,
         "thresholds": {"min_icc": min_icc, "max_nmae": max_nmae},
         "pairs": _scatter_pairs(judge_ratings, human_ratings),

@@ -1,9 +1,10 @@
 """The one conclusion of every gate: record, report-only, require-stable, parse-failure limit, raise.
 
 Every gate (the reliability and agreement assertions of :mod:`pytest_judgerel.gates.reliability`, the
-bias-probe gates of :mod:`pytest_judgerel.gates.probes`, the MindEval gates of
-:mod:`pytest_judgerel.mindeval.assertions`) computes its statistic and its metric record(s),
-then ends here, so the session's gate settings mean the same everywhere.  They live on the
+bias-probe gates of :mod:`pytest_judgerel.gates.probes`, the human-scale means of
+:mod:`pytest_judgerel.gates.human_mean`, the MindEval gates of :mod:`pytest_judgerel.mindeval.assertions`)
+computes its statistic and its metric record(s), then ends here, through
+:func:`pytest_judgerel.gates.common.finish`, so the session's gate settings mean the same everywhere.  They live on the
 test's :class:`~pytest_judgerel.session.recording.Recorder` (no module globals):
 
 * ``max_parse_failures`` (``--judgerel-max-parse-failures``): :func:`parse_failure_limit` is the
@@ -88,7 +89,7 @@ def conclude_not_computed(rec: MetricRecord, exc: BaseException) -> None:
         rec["report_only"] = True
         recorder.record(rec)
         return None
-    recorder.record(rec)  # type: ignore[arg-type]
+    recorder.record(rec)
     raise exc
 
 

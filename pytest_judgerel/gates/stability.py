@@ -19,7 +19,7 @@ Seeded (``SEED``), so a rerun on the same cache prints the same numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -197,7 +197,7 @@ def _bound(kind: str, confidence: float) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def mean_gate_stability(values: Any, threshold: float, direction: str, bound: str = "mean",
-                        confidence: float = 0.95, extra: list[tuple[int, str, float, str]] = (), name: str = ""
+                        confidence: float = 0.95, extra: Sequence[tuple[int, str, float, str]] = (), name: str = ""
                         ) -> Any:
     """p_pass of a gate on per-item values (a column each): ``bound`` of column 0 (``mean``,
     ``abs_mean``, ``t_low``, ``t_high``, ``abs_t``, ``wilson_low``, ``wilson_high``, ``sign_p``) against

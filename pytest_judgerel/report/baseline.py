@@ -212,9 +212,11 @@ def compare_point(nodeid: str, name: str, entry: Mapping[str, Any], point: Metri
     tolerance = tol.for_direction(direction)
     base_v, cur_v = entry.get("value"), point.value
     mc = MetricComparison(nodeid, name, "pass", direction, base_v, cur_v, tolerance=tolerance)
-    if entry.get("fingerprint") != point.fingerprint:
+    old_fingerprint = entry.get("fingerprint")
+    if old_fingerprint != point.fingerprint:
         mc.fingerprint_changed = True
-        mc.judge_changes = judge_changes(judges.get(entry.get("fingerprint")), point.judge)
+        old_judge = judges.get(old_fingerprint) if isinstance(old_fingerprint, str) else None
+        mc.judge_changes = judge_changes(old_judge, point.judge)
     if cur_v is None:
         if base_v is None:
             mc.status, mc.reason = "undefined", "undefined in both runs"

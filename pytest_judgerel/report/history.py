@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .baseline import BaselineComparison, Tolerances, compare_report, updated_baseline
 from .io import dumps, read_json, write_text_atomic
@@ -148,7 +148,7 @@ def compare_runs(old: Mapping[str, Any], new: Mapping[str, Any],
     return compare_report(new, updated_baseline(None, old), tolerances=tolerances, path=None)
 
 
-def metric_table(reports: list[Mapping[str, Any]]) -> dict[tuple[str, str], list[float | None]]:
+def metric_table(reports: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[float | None]]:
     """``{(test id, metric): [value in run 1, run 2, ...]}`` across several runs (None where absent)."""
     table: dict[tuple[str, str], list[float | None]] = {}
     for i, rep in enumerate(reports):

@@ -100,8 +100,8 @@ def svg_interval_bars(rows: Sequence[Mapping[str, Any]], title: str, *, label_wi
     Each row: ``label``, ``value``, optional ``ci`` [lo, hi], ``threshold``, ``color``.
     """
     row_h, top, bottom = 24, 30, 34
-    values = [v for r in rows for v in [_num(r.get("value")), _num(r.get("threshold"))] if v is not None]
-    values += [_num(c) for r in rows for c in (r.get("ci") or []) if _num(c) is not None]
+    numbers = [_num(v) for r in rows for v in [r.get("value"), r.get("threshold"), *(r.get("ci") or [])]]
+    values = [v for v in numbers if v is not None]
     lo, hi = min([0.0] + values), max([1.0] + values)
     pad = (hi - lo) * 0.02
     lo, hi = lo - (pad if lo < 0 else 0), hi + pad
@@ -189,8 +189,8 @@ def svg_heatmap(scales: Sequence[str], matrix: Sequence[Sequence[Any]], title: s
 def svg_scatter(pairs: Sequence[Sequence[Any]], title: str, *, size: int = 340,
                 x_label: str = "human (panel mean)", y_label: str = "judge") -> str:
     """Human (x) vs judge (y) scatter with the identity line y = x (other axes: ``x_label``, ``y_label``)."""
-    pts = [(_num(p[0]), _num(p[1])) for p in pairs if len(p) == 2]
-    pts = [(a, b) for a, b in pts if a is not None and b is not None]
+    coords = [(_num(p[0]), _num(p[1])) for p in pairs if len(p) == 2]
+    pts = [(a, b) for a, b in coords if a is not None and b is not None]
     left, top, pad = 52, 30, 36
     width, height = left + size + 16, top + size + pad + 10
     body = [_text(8, 18, title, 13, weight="600")]

@@ -41,7 +41,7 @@ def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[
     """Table rows: (test, statistic, value, CI, threshold, verdict, p_pass), one per check of a
     record (an agreement gate with ICC and nMAE thresholds shows both; p_pass, the gate's verdict
     stability, on its first row); failing groups (all when verbose)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for t in report["tests"]:
         for rec in t["records"]:
             if not is_metric_record(rec):

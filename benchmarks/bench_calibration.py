@@ -22,6 +22,15 @@ resamples that pass (``predictive=False``) -- is scored against the new-items re
 
 Goals (each number): every bin with 30+ data sets within 0.08 of its observed rerun pass rate,
 Brier <= 0.9 x the best constant's.
+
+**Issue 31 designs** (``--designs N``, default 500 data sets each, 0 to skip): ICC(A,1) >= 0.75,
+true ICC uniform 0.60-0.90, through :func:`pytest_judgerel.gates.stability.icc_gate_stability` exactly
+as the gate calls it (1000 predictive resamples, recentred); each data set's rerun pass
+probability is the share of 20 reruns that pass (same items with new samples, and new items).
+Designs: 40 x 4; 20 x 3; 30 x 4 with item-dependent noise (sd uniform 0.4-1.6 relative);
+40 x 4 with item-dependent noise; 40 x 4 ratings on 1-5 (rounded, clipped).  Goal: every
+decile with 30+ data sets within 0.08, for every number the gate does not mark ``rough``; a
+design marked rough must be marked on every data set (printed, not graded on its gaps).
 """
 
 from __future__ import annotations
@@ -55,8 +64,10 @@ def simulate_icc(rng: np.random.Generator, datasets: int, boot: int) -> dict[str
         sd_item = np.sqrt(rho / (1 - rho))
         mu = rng.normal(0, sd_item, n)
         x = mu[:, None] + rng.normal(size=(n, k))
-        same = verdict_stability(stat, x, THRESHOLD, resample="repeats", n_boot=boot, seed=d, predictive=True)
-        new = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d, predictive=True)
+        same = verdict_stability(stat, x, THRESHOLD, resample="repeats", n_boot=boot, seed=d, predictive=True,
+                                 recentre=True)
+        new = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d, predictive=True,
+                                recentre=True)
         old = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d)
         rerun_same = _icc(mu[:, None] + rng.normal(size=(n, k))) >= THRESHOLD
         rerun_new = _icc(rng.normal(0, sd_item, n)[:, None] + rng.normal(size=(n, k))) >= THRESHOLD
@@ -88,6 +99,48 @@ def simulate_mean(rng: np.random.Generator, datasets: int, boot: int) -> dict[st
     return out
 
 
+DESIGNS = [  # name, n, k, item-dependent noise, ordinal
+    ("40x4", 40, 4, False, False), ("20x3", 20, 3, False, False), ("30x4 item-dependent noise", 30, 4, True, False),
+    ("40x4 item-dependent noise", 40, 4, True, False), ("40x4 ratings 1-5", 40, 4, False, True),
+]
+
+
+def simulate_designs(rng: np.random.Generator, datasets: int, reruns: int = 20) -> dict[str, tuple[list, list, bool]]:
+    """Issue 31 designs (module docstring): per data set the gate's p_pass / p_pass_new_items and
+    the share of ``reruns`` reruns that pass; the flag says whether every data set was rough."""
+    from pytest_judgerel.gates.stability import icc_gate_stability
+
+    out: dict[str, tuple[list, list, bool]] = {}
+    for name, n, k, hetero, ordinal in DESIGNS:
+        def draw(mu: np.ndarray, sd: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+            y = mu[..., :, None] + sd[..., :, None] * rng.normal(size=shape)
+            return np.clip(np.round(y + 3), 1, 5) if ordinal else y
+
+        def truth(rho: float, size: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+            mu = rng.normal(0, np.sqrt(rho / (1 - rho)), size)
+            sd = rng.uniform(0.4, 1.6, size) if hetero else np.ones(size)
+            return mu, sd / np.sqrt((sd ** 2).mean(axis=-1, keepdims=True))
+
+        rows: dict[str, list] = {"same": [[], [], True], "new": [[], [], True]}
+        for _ in range(datasets):
+            rho = rng.uniform(0.60, 0.90)
+            mu, sd = truth(rho, (n,))
+            x = draw(mu, sd, (n, k))
+            st = icc_gate_stability(x, "A,1", "estimate", 0.95, 0.75, True)
+            if st is None:
+                continue
+            same_hits = icc_values(draw(mu, sd, (reruns, n, k)), "A,1") >= 0.75
+            mu2, sd2 = truth(rho, (reruns, n))
+            new_hits = icc_values(draw(mu2, sd2, (reruns, n, k)), "A,1") >= 0.75
+            for key, res, hits in (("same", st.same_items, same_hits), ("new", st.new_items, new_hits)):
+                rows[key][0].append(res.p_pass)
+                rows[key][1].append(float(np.mean(hits)))
+                rows[key][2] &= res.rough
+        out[f"p_pass (same items) {name}"] = tuple(rows["same"])  # type: ignore[assignment]
+        out[f"p_pass_new_items {name}"] = tuple(rows["new"])  # type: ignore[assignment]
+    return out
+
+
 def score(name: str, p: list, hit: list, graded: bool) -> bool:
     p_arr, y = np.asarray(p, dtype=float), np.asarray(hit, dtype=float)
     bins = np.minimum((p_arr * 10).astype(int), 9)
@@ -109,7 +162,7 @@ def score(name: str, p: list, hit: list, graded: bool) -> bool:
     print(f"  Brier {brier:.4f}, best constant {const:.4f} (ratio {ratio:.3f}); worst bin gap {worst:.3f}")
     if not graded:
         return True
-    key = name.split(" (")[0].replace(" ", "_")
+    key = name.replace(" (same items)", "").replace(" ", "_")
     ok_bins, ok_brier = worst <= MAX_GAP, ratio <= MAX_BRIER_RATIO
     print(f"calibration_{key}_bins: worst gap {worst:.3f} goal<={MAX_GAP} {'PASS' if ok_bins else 'FAIL'}")
     print(f"calibration_{key}_brier: ratio {ratio:.3f} goal<={MAX_BRIER_RATIO} {'PASS' if ok_brier else 'FAIL'}")
@@ -120,13 +173,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", type=int, default=4000)
     ap.add_argument("--boot", type=int, default=200)
+    ap.add_argument("--designs", type=int, default=500, help="data sets per issue-31 design (0: skip)")
+    ap.add_argument("--quick", action="store_true", help="400 data sets per setting, 60 per design")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.datasets, args.designs = 400, 60
     t0 = time.perf_counter()
     rng = np.random.default_rng(2026)
     results = {**simulate_icc(rng, args.datasets, args.boot), **simulate_mean(rng, args.datasets, args.boot)}
     ok = True
     for name, (p, hit) in results.items():
         ok &= score(name, p, hit, graded="old" not in name)
+    if args.designs:
+        for name, (p, hit, rough) in simulate_designs(np.random.default_rng(31), args.designs).items():
+            ok &= score(name + (" [rough on every data set]" if rough else ""), p, hit, graded=not rough)
     print(f"\n({args.datasets} data sets per setting, {args.boot} resamples each, {time.perf_counter() - t0:.1f} s)")
     return 0 if ok else 1
 

@@ -15,6 +15,11 @@ replications and in at least 95% of them:
   gold-noise correction): the mean within 6 +/- 1 (single replications scatter more, the
   gold's own noise is in every error).
 
+* bounded (issue 31): 8 independent judges against the mean of 3 noisy raters (noise sd 1, as
+  large as the judges'), 150 and 50 items: the value never above k = 8 and no error in any
+  replication (the gold-noise correction scatters r around 0; uncapped, the formula read up
+  to 2,458 and raised when r fell below -1/(k-1)).  The share of capped runs is printed.
+
 Without gold (leave-one-out panel reference) an independent panel must also read 6 +/- 1; the
 line for rho = 0.5 without gold is printed for information only (a shared error is invisible
 without gold: the estimate overstates the panel's worth).  Seeded; a few seconds on one core.
@@ -82,6 +87,25 @@ def main(argv: list[str] | None = None) -> int:
         failed += not ok
         print(f"effective_judges_{name}: mean {v.mean():.2f} (true {true:.2f}, sd {v.std():.2f}), "
               f"{inside:.1%} of {args.reps} within {target} +/- {tol} (needed {share:.0%}) goal {target}+/-{tol} "
+              f"{'PASS' if ok else 'FAIL'}")
+    for n_items in (150, 50):
+        vals, capped, errors = [], 0, 0
+        for _ in range(args.reps):
+            t = rng.standard_normal(n_items)
+            scores = t[:, None] + rng.standard_normal((n_items, 8))
+            humans = t[:, None] + rng.standard_normal((n_items, 3))
+            try:
+                res = effective_judges(scores, humans)
+            except Exception:  # noqa: BLE001 - counted: the goal is none
+                errors += 1
+                continue
+            vals.append(res.value)
+            capped += res.capped
+        v = np.array(vals)
+        ok = errors == 0 and v.max() <= 8
+        failed += not ok
+        print(f"effective_judges_bounded_{n_items}_items: max {v.max():.2f}, mean {v.mean():.2f} (true 8), "
+              f"capped in {capped / args.reps:.1%}, errors {errors} of {args.reps} goal<=8,errors=0 "
               f"{'PASS' if ok else 'FAIL'}")
     print(f"({args.reps} replications per case, {K} judges x {N_ITEMS} items, {time.perf_counter() - t0:.1f} s)")
     return 1 if failed else 0

@@ -71,8 +71,9 @@ PURPOSE = {
 
 # Errors raised through helpers (not visible as `raise X` in the function body).
 RAISES = {
-    "pytest_judgerel.assert_icc_above": ["JudgeReliabilityFailure", "ReliabilityError", "RatingsError"],
-    "pytest_judgerel.assert_scale_consistent": ["JudgeReliabilityFailure", "ReliabilityError", "ScaleError"],
+    "pytest_judgerel.assert_icc_above": ["JudgeReliabilityFailure", "ReliabilityError", "RatingsError", "ValueError"],
+    "pytest_judgerel.assert_scale_consistent": ["JudgeReliabilityFailure", "ReliabilityError", "ScaleError",
+                                                "ValueError"],
     "pytest_judgerel.assert_agreement": ["JudgeReliabilityFailure", "ReliabilityError", "RatingsError"],
     "pytest_judgerel.assert_nmae_below": ["JudgeReliabilityFailure", "ReliabilityError", "RatingsError"],
     "pytest_judgerel.assert_position_consistent": ["JudgeReliabilityFailure", "ReliabilityError"],

@@ -9,6 +9,7 @@ Three questions a team asks before trusting the judge, as gates:
 Run with any litellm model: ``pytest examples --judge-model=openai/gpt-4o-mini``.
 """
 
+import numpy as np
 import pytest
 
 from pytest_judgerel import (
@@ -25,12 +26,18 @@ STSB = load_dataset("stsb", subset=20, stratify="genre")  # 20 pairs across the 
 @pytest.mark.judge(template="stsb", temperature=0.0, max_tokens=16)
 @pytest.mark.scale("0-5", "0-10", "0-100")
 @pytest.mark.repeats(2)
-def test_judge_is_stable_at_temperature_zero(judge, scale):
+def test_judge_is_stable_at_temperature_zero(judge, scale, is_embedded_model):
     """At temperature 0 a judge should give the same scores when asked again:
     ICC(A,1) across the repeated runs >= 0.9 (Koo & Li: excellent).  Hosted APIs
-    are often not deterministic at temperature 0; this gate notices."""
+    are often not deterministic at temperature 0; this gate notices.
+
+    This gate checks determinism, not quality: the embedded 135M model passes it with
+    ICC 1.0 on every scale, because llama.cpp at temperature 0 decodes greedily and
+    gives the same reply every time (it fails the gates of quality below)."""
     ratings = judge.rate(STSB)
     assert ratings.shape == (20, 2)
+    if is_embedded_model:  # what the pass means here: the two repeats are the same replies
+        assert np.array_equal(ratings.values[:, 0], ratings.values[:, 1], equal_nan=True)
     assert_icc_above(ratings, 0.9, form="A,1")
 
 

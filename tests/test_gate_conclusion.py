@@ -4,6 +4,7 @@ pytest_judgerel.gates.conclusion."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -63,15 +64,52 @@ def test_the_parse_failure_limit_governs_the_human_agreement_gate():
     assert rec.records[0]["passed"] is False
 
 
+#: every module of gates/ but its shared machinery is a gate module, and MindEval's gates
+SHARED = {"__init__.py", "common.py", "conclusion.py", "stability.py"}
+GATE_MODULES = sorted(f"gates/{p.name}" for p in (ROOT / "pytest_judgerel" / "gates").glob("*.py")
+                      if p.name not in SHARED) + ["mindeval/assertions.py"]
+
+
 def test_every_gate_module_concludes_through_the_one_module():
-    """No gate module records, marks report-only or raises the failure itself."""
-    gates = [ROOT / "pytest_judgerel" / name for name in
-             ("gates/reliability.py", "gates/probes.py", "gates/human_mean.py", "mindeval/assertions.py")]
-    for path in gates:
+    """No gate module records, marks report-only or raises the failure itself: each ends in
+    gates.common.finish, which concludes in gates.conclusion."""
+    assert {"gates/reliability.py", "gates/probes.py", "gates/human_mean.py"} <= set(GATE_MODULES)
+    for name in GATE_MODULES:
+        path = ROOT / "pytest_judgerel" / name
         text = path.read_text()
-        for pattern in (r"JudgeReliabilityFailure\(", r"\.record\(", r"report_only\"\]\s*=", r"require_stable"):
+        for pattern in (r"JudgeReliabilityFailure\(", r"\.record\(", r"report_only\"\]\s*=", r"require_stable",
+                        r"\bconclude(_record|_not_computed)?\("):
             assert not re.search(pattern, text), f"{path.name} concludes by itself: {pattern}"
-        assert "conclusion import" in text
+        assert re.search(r"\bfinish\(", text), f"{path.name} does not end in gates.common.finish"
+    common = (ROOT / "pytest_judgerel" / "gates" / "common.py").read_text()
+    assert "from .conclusion import" in common and re.search(r"\bconclude\(", common)
+
+
+def _gate_imports(path: Path) -> set[str]:
+    """The modules of pytest_judgerel.gates that ``path`` imports (function-level imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and path.parent.name == "gates":
+                base = node.module or ""
+            elif node.level == 0 and (node.module or "").startswith("pytest_judgerel.gates."):
+                base = node.module.split(".", 2)[2]
+            elif node.level == 2 and (node.module or "").startswith("gates."):
+                base = node.module.split(".", 1)[1]
+            else:
+                continue
+            found.add(base.split(".")[0])
+    return found
+
+
+def test_gate_modules_share_machinery_only_through_common():
+    """The gate chain is flat: a gate module imports gates.common, gates.conclusion and
+    gates.stability, never another gate module (nor its private helpers)."""
+    for name in GATE_MODULES:
+        imported = _gate_imports(ROOT / "pytest_judgerel" / name)
+        assert "common" in imported, name
+        assert imported <= {"common", "conclusion", "stability"}, f"{name} imports gate modules {sorted(imported)}"
+    assert _gate_imports(ROOT / "pytest_judgerel" / "gates" / "common.py") <= {"conclusion"}
 
 
 def test_options_reach_a_mindeval_gate_in_a_pytest_session(pytester):

@@ -148,7 +148,7 @@ def test_equivalence_test_is_two_one_sided_t_tests():
     from pytest_judgerel.stats import equivalence_test
 
     d = np.random.default_rng(4).normal(0.01, 0.1, 60)
-    res = equivalence_test(d, 0.05)
+    res = equivalence_test(d, 0.05, method="t")
     lower = sps.ttest_1samp(d, -0.05, alternative="greater").pvalue
     upper = sps.ttest_1samp(d, 0.05, alternative="less").pvalue
     assert res.p_lower == pytest.approx(lower, rel=1e-10) and res.p_upper == pytest.approx(upper, rel=1e-10)
@@ -156,7 +156,7 @@ def test_equivalence_test_is_two_one_sided_t_tests():
     half = sps.t.ppf(0.95, 59) * d.std(ddof=1) / math.sqrt(60)
     assert (res.ci_low, res.ci_high) == pytest.approx((d.mean() - half, d.mean() + half))
     assert res.equivalent == (-0.05 < res.ci_low and res.ci_high < 0.05) == (res.p < 0.05)
-    one = equivalence_test(d, 0.05, two_sided=False)
+    one = equivalence_test(d, 0.05, two_sided=False, method="t")
     assert one.p_lower is None and one.p == pytest.approx(upper, rel=1e-10)
 
 
@@ -178,5 +178,60 @@ def test_equivalence_test_bad_input():
         equivalence_test([0.1, 0.2], 0.1, alpha=0.5)
     with pytest.raises(ReliabilityError, match="at least 2"):
         equivalence_test([0.1], 0.1)
-    const = equivalence_test([0.01, 0.01, 0.01], 0.05)
-    assert const.equivalent and const.sd == 0.0
+    with pytest.raises(ReliabilityError, match="method"):
+        equivalence_test([0.1, 0.2], 0.1, method="z")
+    with pytest.raises(ReliabilityError, match="bound"):
+        equivalence_test([0.1, 0.2], 0.1, bound=0.05)
+    with pytest.raises(ReliabilityError, match="exceeds bound"):
+        equivalence_test([0.1, 2.0], 0.1, bound=1.0)
+    const = equivalence_test([0.01, 0.01, 0.01], 0.05)  # no spread, no bound: nothing shown
+    assert not const.equivalent and const.sd == 0.0 and const.p == 1.0 and const.method == "none"
+
+
+def test_equivalence_test_skewed_differences_keep_alpha():
+    """Issue 31: a bonus of +0.6 for 1 item in 12 (true shift 0.05 = the margin): plain t said
+    "equivalent" 11.5% of the time at n = 60, the default (Hall + bootstrap-t) at most alpha."""
+    from pytest_judgerel.stats import equivalence_test
+
+    rng = np.random.default_rng(31)
+    data = [0.6 * (rng.random(60) < 1 / 12) for _ in range(600)]
+    robust = np.mean([equivalence_test(d, 0.05, two_sided=False, n_boot=500).equivalent for d in data])
+    plain = np.mean([equivalence_test(d, 0.05, two_sided=False, method="t").equivalent for d in data])
+    assert robust <= 0.05 + 0.01 and plain > 0.08
+
+
+def test_equivalence_test_robust_is_at_least_as_strict_as_each_part_and_inverts_its_interval():
+    from pytest_judgerel.stats import equivalence_test
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        d = rng.exponential(0.1, 30) - 0.1 + rng.uniform(-0.05, 0.05)
+        res, hall = equivalence_test(d, 0.08), equivalence_test(d, 0.08, method="hall")
+        assert res.p >= hall.p and res.ci_high >= hall.ci_high and res.ci_low <= hall.ci_low
+        assert res.equivalent == (-0.08 < res.ci_low and res.ci_high < 0.08) == (res.p < 0.05)
+        assert hall.equivalent == (-0.08 < hall.ci_low and hall.ci_high < 0.08)
+        assert res.skewness == pytest.approx(sps.skew(d) * (29 / 30) ** 1.5)  # m3 / s^3, s with ddof 1
+    # Hall's correction is Johnson's t to first order: without skew it is Student's t
+    d = np.array([-0.02, 0.0, 0.02] * 10)
+    assert equivalence_test(d, 0.05, method="hall").p == pytest.approx(equivalence_test(d, 0.05, method="t").p)
+
+
+def test_equivalence_test_without_spread():
+    """All-zero differences are not evidence of equivalence unless the support is bounded: then the
+    exact bound ((bound - margin) / (bound - c))^n; a constant on the margin is never equivalent."""
+    from pytest_judgerel.stats import equivalence_test
+
+    zeros = [0.0] * 20
+    assert not equivalence_test(zeros, 0.05).equivalent  # before issue 31: p = 0
+    res = equivalence_test(zeros, 0.05, bound=1.0)
+    assert res.method == "exact" and res.p_upper == pytest.approx(0.95 ** 20) and not res.equivalent
+    assert res.p_lower == pytest.approx(0.95 ** 20)
+    assert equivalence_test([0.0] * 60, 0.05, bound=1.0).equivalent  # 0.95^60 = 0.046
+    shifted = equivalence_test([0.02] * 40, 0.05, bound=1.0, two_sided=False)
+    assert shifted.p == pytest.approx((0.95 / 0.98) ** 40) and shifted.p_lower is None
+    for c in (0.05, 0.07):  # a constant shift on or past the margin: never equivalent
+        on = equivalence_test([c] * 200, 0.05, bound=1.0)
+        assert on.p_upper == 1.0 and not on.equivalent
+        assert not equivalence_test([-c] * 200, 0.05, bound=1.0).equivalent
+    assert equivalence_test([-0.02] * 200, 0.05, bound=1.0).equivalent
+    assert equivalence_test([-0.07] * 200, 0.05, bound=1.0, two_sided=False).equivalent

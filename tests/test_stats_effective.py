@@ -161,3 +161,20 @@ def test_invariant_to_judge_order_and_to_each_judges_scale(seed, order, scales, 
     no_gold = effective_judges(scores[:, list(order)])
     assert no_gold.value == pytest.approx(effective_judges(scores).value, rel=1e-9)
     assert base.value >= 1 - 1e-9  # r <= 1: never fewer than one judge
+
+
+def test_noisy_gold_never_reads_above_k_and_never_raises():
+    """Issue 31: against 3 noisy raters the gold-noise correction scatters r around 0 for
+    independent judges; the uncapped k / (1 + (k - 1) r) read up to 2,458 for 8 judges and raised
+    below r = -1/(k - 1).  Now the value is capped at k and ``capped`` says so."""
+    rng = np.random.default_rng(31)
+    capped = 0
+    for _ in range(200):
+        t = rng.normal(size=50)
+        res = effective_judges(t[:, None] + rng.normal(size=(50, 8)), t[:, None] + rng.normal(size=(50, 3)))
+        assert res.value <= 8 and res.capped == (res.mean_error_correlation < 0)
+        assert res.value == pytest.approx(8 / (1 + 7 * max(res.mean_error_correlation, 0.0)))
+        capped += res.capped
+        if res.capped:
+            assert res.value == 8 and "capped at k" in str(res) and res.to_dict()["capped"] is True
+    assert 40 < capped < 160  # about half the runs

@@ -139,7 +139,7 @@ def _score_statistic(theta0, p, q0, q1, n, m0, m1):
     g = (1.0, 1.0 - theta0, -theta0)
     x, sizes = (p, q0, q1), (n, m0, m1)
     r = p - (1 - q0) * (1 - theta0) - q1 * theta0
-    cc = 0.5 / n + (1 - theta0) * 0.5 / m0 + theta0 * 0.5 / m1
+    cc = 0.25 / n + (1 - theta0) * 0.25 / m0 + theta0 * 0.25 / m1  # a quarter count (issue 31: half was too wide)
     r = math.copysign(max(0.0, abs(r) - cc), r)
 
     def variances(pt):
@@ -195,3 +195,14 @@ def test_an_interval_that_misses_the_clipped_estimate_is_widened_to_it():
 def test_unknown_interval_method_is_refused():
     with pytest.raises(ReliabilityError, match="interval must be one of"):
         corrected_pass_rate(5, 10, calibration=JudgeCalibration(0.9, 0.9, 10, 10), interval="wald")
+
+
+def test_chance_level_calibration_says_what_calibration_set_is_needed():
+    """Issue 31: a calibration set drawn at random from a good system's outputs holds few failed
+    items; the error names the two group sizes and asks for a set stratified by human label."""
+    pairs = [(True, False)] * 3 + [(False, False)] * 1 + [(True, True)] * 35 + [(False, True)] * 15
+    with pytest.raises(ReliabilityError) as exc:
+        corrected_pass_rate(80, 100, calibration=pairs)
+    msg = str(exc.value)
+    assert "4 item(s) the humans failed and 50 they passed" in msg and "at least 30 items of each" in msg
+    assert "stratified by human label" in msg

@@ -1,9 +1,10 @@
 """The one conclusion of every gate: record, report-only, require-stable, parse-failure limit, raise.
 
 Every gate (the reliability and agreement assertions of :mod:`pytest_judgerel.gates.reliability`, the
-bias-probe gates of :mod:`pytest_judgerel.gates.probes`, the MindEval gates of
-:mod:`pytest_judgerel.mindeval.assertions`) computes its statistic and its metric record(s),
-then ends here, so the session's gate settings mean the same everywhere.  They live on the
+bias-probe gates of :mod:`pytest_judgerel.gates.probes`, the human-scale means of
+:mod:`pytest_judgerel.gates.human_mean`, the MindEval gates of :mod:`pytest_judgerel.mindeval.assertions`)
+computes its statistic and its metric record(s), then ends here, through
+:func:`pytest_judgerel.gates.common.finish`, so the session's gate settings mean the same everywhere.  They live on the
 test's :class:`~pytest_judgerel.session.recording.Recorder` (no module globals):
 
 * ``max_parse_failures`` (``--judgerel-max-parse-failures``): :func:`parse_failure_limit` is the
@@ -52,6 +53,7 @@ def conclude(records: Sequence[MetricRecord], message: str | None, result: Any =
     Under ``require_stable`` a pass whose record says its verdict is unstable fails (the record
     is marked ``passed: False, unstable: True``).  In report-only mode the records that failed
     are marked ``report_only``."""
+    __tracebackhide__ = True
     recorder = active_recorder()
     if message is None and recorder.require_stable:
         shaky = [rec for rec in records if (rec.get("stability") or {}).get("unstable")]
@@ -74,18 +76,20 @@ def conclude(records: Sequence[MetricRecord], message: str | None, result: Any =
 
 def conclude_record(rec: MetricRecord, message: str | None, result: Any = None) -> Any:
     """:func:`conclude` for a gate with one record."""
+    __tracebackhide__ = True
     return conclude([rec], message, result)
 
 
 def conclude_not_computed(rec: MetricRecord, exc: BaseException) -> None:
     """A statistic that could not be computed (e.g. a constant judge): record it as such, then
     raise ``exc``; in report-only mode record and return None (nothing fails)."""
+    __tracebackhide__ = True
     recorder = active_recorder()
     if recorder.report_only:
         rec["report_only"] = True
         recorder.record(rec)
         return None
-    recorder.record(rec)  # type: ignore[arg-type]
+    recorder.record(rec)
     raise exc
 
 

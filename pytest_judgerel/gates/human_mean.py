@@ -1,9 +1,9 @@
 """Gates on the human-scale mean of a system, estimated from a few human labels and many judge
 scores (prediction-powered inference, PPI++; :mod:`pytest_judgerel.stats.ppi`).
 
-Like the other assertion helpers (whose record and failure machinery they reuse), each returns
+Like every gate (the shared machinery is :mod:`pytest_judgerel.gates.common`), each returns
 its result when the gate passes, raises
-:class:`~pytest_judgerel.gates.reliability.JudgeReliabilityFailure` with a full explanation when it does
+:class:`~pytest_judgerel.gates.conclusion.JudgeReliabilityFailure` with a full explanation when it does
 not, and records a metric record for the session report either way (JSON, JUnit, HTML,
 terminal, baseline); in report-only mode they record and never fail.  ``use="ci_low"`` gates the
 lower confidence bound instead of the estimate.
@@ -22,21 +22,23 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .reliability import (
-    _check_threshold,
-    _metric_record,
-    _not_computed,
-    _parse_failure_lines,
-    _parse_gate,
+from .common import (
+    ANY_RANGE,
+    Summary,
+    check_threshold,
+    check_use,
+    fail_unparsed,
+    finish,
+    gate_fields,
+    head,
+    not_computed,
+    parse_failure_lines,
 )
-from ..errors import ReliabilityError
-from .conclusion import conclude_record
 from .stability import N_BOOT, SEED, attach_stability
-from .probes import _Summary, _check_use, _head
+from ..errors import ReliabilityError
+from ..session.recording import GroupResult, HumanMeanDifferenceRecord, HumanMeanRecord
 
 __all__ = ["assert_human_mean_above", "assert_human_mean_difference"]
-
-_ANY = (float("-inf"), float("inf"))
 
 
 def _per_item(data: Any) -> Any:
@@ -128,10 +130,11 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     groups of judge ``Ratings`` (items with a ``benchmark`` field).  Returns the
     :class:`~pytest_judgerel.stats.PPIMean`.
     """
+    __tracebackhide__ = True
     from ..stats.ppi import PPIMean, ppi_mean, ppi_mean_by
 
-    _check_threshold(min_mean, "min_mean", _ANY)
-    _check_use(use, ("estimate", "ci_low"))
+    check_threshold(min_mean, "min_mean", ANY_RANGE)
+    use = check_use(use, ("estimate", "ci_low"))
     statistic = "human-scale mean (PPI++)"
     source = _judge_inputs(judge_labeled, judge_unlabeled)
     if by is not None:
@@ -150,19 +153,20 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
             raise ValueError("assert_human_mean_above needs judge_labeled, human_labeled and judge_unlabeled "
                              "(or a PPIMean)")
         unparsed = SimpleNamespace(parse_failures=[*_failures_of(judge_labeled), *_failures_of(judge_unlabeled)])
-        failures = _parse_failure_lines(unparsed, max_parse_failures)
+        failures = parse_failure_lines(unparsed, max_parse_failures)
         if failures:
-            return _parse_gate(source, failures, "human_mean", statistic, min_mean, label)
+            return fail_unparsed(source, failures, "human_mean", statistic, min_mean, label)
         f, y, fu, n_omitted = _drop_unparsed(_per_item(judge_labeled), _per_item(human_labeled),
                                              _per_item(judge_unlabeled), bool(_failures_of(judge_labeled)),
                                              bool(_failures_of(judge_unlabeled)))
         try:
             res = ppi_mean(f, y, fu, confidence=confidence, tuned=tuned, lam=lam)
         except ReliabilityError as exc:
-            return _not_computed(source, "human_mean", statistic, min_mean, label, exc)
+            return not_computed(source, "human_mean", statistic, min_mean, label, exc)
     tested = res.value if use == "estimate" else res.ci_low
     passed = tested >= min_mean
-    group_records: dict[str, dict[str, Any]] = {}
+    group_records: dict[str, GroupResult] = {}
+    per: dict[str, Any] = {}  # group -> its PPIMean
     if groups is not None:
         gl, gu = groups
         if n_omitted:
@@ -171,26 +175,27 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         try:
             per = ppi_mean_by(f, y, fu, gl, gu, confidence=confidence, tuned=tuned, lam=lam)
         except ReliabilityError as exc:
-            return _not_computed(source, "human_mean", statistic, min_mean, label, exc)
+            return not_computed(source, "human_mean", statistic, min_mean, label, exc)
         for g, r in per.items():
             t = r.value if use == "estimate" else r.ci_low
             group_records[g] = {"value": r.value, "ci": [r.ci_low, r.ci_high], "n": r.n_labeled,
                                 "n_unlabeled": r.n_unlabeled, "lam": r.lam, "passed": bool(t >= min_mean)}
     bad_groups = [g for g, r in group_records.items() if not r["passed"]]
-    rec = _metric_record(
-        "human_mean", statistic, label, _Summary(res.value, res.ci_low, res.ci_high, res.n_labeled), min_mean,
-        "min", source, use=use, confidence=res.confidence, lam=res.lam, tuned=res.tuned,
-        n_unlabeled=res.n_unlabeled, effective_n=res.effective_n, classical=res.classical.to_dict(),
-        judge_mean=res.judge_mean, judge_bias=res.judge_bias, groups=group_records, n_omitted=n_omitted,
-        parse_failures=len(_failures_of(judge_labeled)) + len(_failures_of(judge_unlabeled)),
-    )
+    rec: HumanMeanRecord = {
+        **gate_fields("human_mean", statistic, label, Summary(res.value, res.ci_low, res.ci_high, res.n_labeled),
+                      min_mean, "min", source),
+        "use": use, "confidence": res.confidence, "lam": res.lam, "tuned": res.tuned,
+        "n_unlabeled": res.n_unlabeled, "effective_n": res.effective_n, "classical": res.classical.to_dict(),
+        "judge_mean": res.judge_mean, "judge_bias": res.judge_bias, "groups": group_records, "n_omitted": n_omitted,
+        "parse_failures": len(_failures_of(judge_labeled)) + len(_failures_of(judge_unlabeled)),
+    }
     attach_stability(rec, None if f is None else _ppi_stability(
         f, y, fu, min_mean, use, res.confidence, res.tuned, None if res.tuned else res.lam, statistic, tested))
     ok = passed and not bad_groups
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, res)
-    lines = [f"{_head(label)}{_line(res)}"]
+        return finish(rec, res)
+    lines = [f"{head(label)}{_line(res)}"]
     if not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
         lines.append(f"  the {what} {tested:.4f} is below min_mean {min_mean}")
@@ -201,10 +206,10 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     if n_omitted:
         lines.append(f"  {n_omitted} item(s) without a readable judge score were left out")
     for g in bad_groups:
-        gr = group_records[g]
-        lines.append(f"  group {g}: {gr['value']:.4f} [CI {gr['ci'][0]:.4f}, {gr['ci'][1]:.4f}] (n={gr['n']} labels) "
+        r = per[g]
+        lines.append(f"  group {g}: {r.value:.4f} [CI {r.ci_low:.4f}, {r.ci_high:.4f}] (n={r.n_labeled} labels) "
                      f"below min_mean {min_mean}")
-    return conclude_record(rec, "\n".join(lines), res)
+    return finish(rec, res, lines)
 
 
 # ---------------------------------------------------------------------- two systems
@@ -234,10 +239,11 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
     allowed unparsed reply is an error naming it (drop the item from both systems).  Returns the
     ``PPIDifference``.
     """
+    __tracebackhide__ = True
     from ..stats.ppi import PPIDifference, ppi_mean_difference
 
-    _check_threshold(min_difference, "min_difference", _ANY)
-    _check_use(use, ("estimate", "ci_low"))
+    check_threshold(min_difference, "min_difference", ANY_RANGE)
+    use = check_use(use, ("estimate", "ci_low"))
     statistic = "human-scale mean difference (PPI++)"
     if isinstance(new, PPIDifference):
         if old is not None:
@@ -250,31 +256,32 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
         parts = [p for system in (new, old) for p in (system.values() if isinstance(system, dict) else system)]
         source = _judge_inputs(*parts)
         unparsed = SimpleNamespace(parse_failures=[x for p in parts for x in _failures_of(p)])
-        failures = _parse_failure_lines(unparsed, max_parse_failures)
+        failures = parse_failure_lines(unparsed, max_parse_failures)
         if failures:
-            return _parse_gate(source, failures, "human_mean_difference", statistic, min_difference, label)
+            return fail_unparsed(source, failures, "human_mean_difference", statistic, min_difference, label)
         try:
             res = ppi_mean_difference(_system_arrays(new, "new"), _system_arrays(old, "old"), paired=paired,
                                       paired_unlabeled=paired_unlabeled, confidence=confidence, tuned=tuned)
         except ReliabilityError as exc:
-            return _not_computed(source, "human_mean_difference", statistic, min_difference, label, exc)
+            return not_computed(source, "human_mean_difference", statistic, min_difference, label, exc)
     tested = res.value if use == "estimate" else res.ci_low
     ok = tested >= min_difference
     c = res.classical
-    rec = _metric_record(
-        "human_mean_difference", statistic, label, _Summary(res.value, res.ci_low, res.ci_high, res.n, 2),
-        min_difference, "min", source, use=use, confidence=res.confidence, lam=list(res.lam), tuned=res.tuned,
-        paired=res.paired, paired_unlabeled=res.paired_unlabeled, effective_n=res.effective_n,
-        classical=c.to_dict(), new_mean=res.a.value, old_mean=res.b.value,
-        new_ci=[res.a.ci_low, res.a.ci_high], old_ci=[res.b.ci_low, res.b.ci_high],
-    )
+    rec: HumanMeanDifferenceRecord = {
+        **gate_fields("human_mean_difference", statistic, label, Summary(res.value, res.ci_low, res.ci_high, res.n, 2),
+                      min_difference, "min", source),
+        "use": use, "confidence": res.confidence, "lam": list(res.lam), "tuned": res.tuned,
+        "paired": res.paired, "paired_unlabeled": res.paired_unlabeled, "effective_n": res.effective_n,
+        "classical": c.to_dict(), "new_mean": res.a.value, "old_mean": res.b.value,
+        "new_ci": [res.a.ci_low, res.a.ci_high], "old_ci": [res.b.ci_low, res.b.ci_high],
+    }
     attach_stability(rec, None)
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, res)
+        return finish(rec, res)
     what = "estimated difference" if use == "estimate" else "lower CI bound of the difference"
     lines = [
-        f"{_head(label)}human-scale mean difference new - old = {res.value:+.4f} [{res.confidence:.0%} CI "
+        f"{head(label)}human-scale mean difference new - old = {res.value:+.4f} [{res.confidence:.0%} CI "
         f"{res.ci_low:+.4f}, {res.ci_high:+.4f}] (PPI++, lambda {res.lam[0]:.3f} / {res.lam[1]:.3f}, "
         f"{'paired' if res.paired else 'independent'} human labels, worth {res.effective_n:.0f} labels per system)",
         f"  new {res.a.value:.4f} [CI {res.a.ci_low:.4f}, {res.a.ci_high:.4f}], old {res.b.value:.4f} "
@@ -282,4 +289,4 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
         f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
         f"  the {what} {tested:+.4f} is below min_difference {min_difference}",
     ]
-    return conclude_record(rec, "\n".join(lines), res)
+    return finish(rec, res, lines)

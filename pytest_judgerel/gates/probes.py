@@ -1,8 +1,8 @@
 """Assertion helpers for bias probes and judge-error-corrected pass rates.
 
-Like :mod:`pytest_judgerel.gates.reliability` (whose record and failure machinery they reuse), each
-helper returns its result when the gate passes, raises
-:class:`~pytest_judgerel.gates.reliability.JudgeReliabilityFailure` (an ``AssertionError``) with a full
+Like every gate (the shared machinery is :mod:`pytest_judgerel.gates.common`), each helper
+returns its result when the gate passes, raises
+:class:`~pytest_judgerel.gates.conclusion.JudgeReliabilityFailure` (an ``AssertionError``) with a full
 explanation when it does not, and records a metric record for the session report either way;
 in report-only mode they record and never fail.  Replies that could not be parsed fail the
 gate first (``max_parse_failures``, default the session's ``--judgerel-max-parse-failures``).
@@ -10,39 +10,32 @@ gate first (``max_parse_failures``, default the session's ``--judgerel-max-parse
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from .reliability import UNIT_RANGE
+from .common import (
+    ANY_RANGE,
+    UNIT_RANGE,
+    WORST,
+    Summary,
+    check_threshold,
+    check_use,
+    fail_unparsed,
+    finish,
+    gate_fields,
+    head,
+    parse_failure_lines,
+    worst_lines,
+)
 from .stability import attach_stability, mean_gate_stability
-from .reliability import _check_threshold, _metric_record, _parse_failure_lines, _parse_gate
-from .conclusion import conclude_record
-
-_ANY = (float("-inf"), float("inf"))
+from ..session.recording import (
+    LengthBiasRecord,
+    PassRateRecord,
+    PositionBiasRecord,
+    SelfPreferenceRecord,
+    WorstItem,
+)
 
 __all__ = ["assert_position_consistent", "assert_no_length_bias", "assert_no_self_preference", "assert_pass_rate"]
-
-_WORST = 5
-
-
-@dataclass(frozen=True)
-class _Summary:
-    """The value, CI, n and k a metric record reads from a result."""
-
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int | None
-    k: int | None = None
-
-
-def _head(label: str | None) -> str:
-    return f"{label}: " if label else ""
-
-
-def _check_use(use: str, allowed: tuple[str, ...]) -> None:
-    if use not in allowed:
-        raise ValueError(f"use must be one of {allowed}, got {use!r}")
 
 
 # ---------------------------------------------------------------------- position
@@ -66,19 +59,26 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     then fails only when the data show the share above it).  The failure message says which
     check failed.
     """
-    _check_threshold(min_consistency, "min_consistency", UNIT_RANGE)
-    _check_use(use, ("estimate", "ci_low"))
+    __tracebackhide__ = True
+    if not hasattr(result, "verdicts") or not hasattr(result, "inconsistent_pairs"):
+        got = type(result).__name__
+        raise TypeError(f"assert_position_consistent takes the result of pytest_judgerel.probes.position_bias("
+                        f"judge, pairs) (a PositionBiasResult), got a {got}"
+                        + (": stats.position_consistency(...) computes the statistic only; run the probe "
+                           "instead" if got == "PositionConsistency" else ""))
+    check_threshold(min_consistency, "min_consistency", UNIT_RANGE)
+    use = check_use(use, ("estimate", "ci_low"))
     if max_first_preference is not None:
-        _check_threshold(max_first_preference, "max_first_preference", UNIT_RANGE)
+        check_threshold(max_first_preference, "max_first_preference", UNIT_RANGE)
     if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1):
         raise ValueError(f"alpha must lie strictly between 0 and 1 (or be None), got {alpha!r}")
     statistic = "position consistency"
-    failures = _parse_failure_lines(result, max_parse_failures)
+    failures = parse_failure_lines(result, max_parse_failures)
     if failures:
-        return _parse_gate(result, failures, "position_bias", statistic, min_consistency, label)
+        return fail_unparsed(result, failures, "position_bias", statistic, min_consistency, label)
     if result.stats is None:
-        return _parse_gate(result, ["  no pair got a readable verdict in both orders"], "position_bias",
-                           statistic, min_consistency, label)
+        return fail_unparsed(result, ["  no pair got a readable verdict in both orders"], "position_bias",
+                             statistic, min_consistency, label)
     s = result.stats
     c = s.consistency
     fp, sp = s.first_preference, s.second_preference
@@ -88,19 +88,23 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     ok_consistency = tested >= min_consistency
     ok_position = alpha is None or p_position >= alpha
     ok_first = max_first_preference is None or first_tested <= max_first_preference
-    worst = [{"item": pid, "detail": _verdict_detail(f, r, o)} for pid, f, r, o in result.inconsistent_pairs()[:_WORST]]
-    rec = _metric_record(
-        "position_bias", statistic, label, _Summary(c.value, c.ci_low, c.ci_high, s.n_valid, 2), min_consistency,
-        "min", result, use=use, worst_items=worst, confidence=c.confidence,
-        first_preference=fp.to_dict(), second_preference=sp.to_dict(), n_first=s.n_first, n_second=s.n_second,
-        p_position=p_position, alpha=alpha, position_preference=not ok_position, low_consistency=not ok_consistency,
-        n_missing=s.n_missing, n_tie_mismatch=s.n_tie_mismatch, max_first_preference=max_first_preference,
-        item_scores={pid: float(o != "consistent") for pid, _f, _r, o in result.verdicts if o != "missing"},
-    )
+    worst: list[WorstItem] = [{"item": str(pid), "detail": _verdict_detail(f, r, o)}
+                              for pid, f, r, o in result.inconsistent_pairs()[:WORST]]
+    rec: PositionBiasRecord = {
+        **gate_fields("position_bias", statistic, label, Summary(c.value, c.ci_low, c.ci_high, s.n_valid, 2),
+                      min_consistency, "min", result),
+        "use": use, "worst_items": worst, "confidence": c.confidence,
+        "first_preference": fp.to_dict(), "second_preference": sp.to_dict(), "n_first": s.n_first,
+        "n_second": s.n_second, "p_position": p_position, "alpha": alpha, "position_preference": not ok_position,
+        "low_consistency": not ok_consistency, "n_missing": s.n_missing, "n_tie_mismatch": s.n_tie_mismatch,
+        "max_first_preference": max_first_preference,
+        "item_scores": {str(pid): float(o != "consistent") for pid, _f, _r, o in result.verdicts if o != "missing"},
+    }
     outcomes = [o for _pid, _f, _r, o in result.verdicts if o != "missing"]
     per_pair = [[float(o == "consistent"), float(o == "first"), float(o == "first") - float(o == "second")]
                 for o in outcomes]
-    extra = [(1, "mean" if use == "estimate" else "wilson_low", max_first_preference, "max")] \
+    extra: list[tuple[int, str, float, str]] = \
+        [(1, "mean" if use == "estimate" else "wilson_low", max_first_preference, "max")] \
         if max_first_preference is not None else []
     if alpha is not None:
         extra.append((2, "sign_p", alpha, "min"))
@@ -110,9 +114,9 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     ok = ok_consistency and ok_position and ok_first
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, result)
+        return finish(rec, result)
     lines = [
-        f"{_head(label)}position consistency = {c.value:.4f} [{c.confidence:.0%} Wilson CI {c.ci_low:.4f}, "
+        f"{head(label)}position consistency = {c.value:.4f} [{c.confidence:.0%} Wilson CI {c.ci_low:.4f}, "
         f"{c.ci_high:.4f}] ({c.count} of {s.n_valid} pairs keep their verdict when the answers swap)",
         f"  the answer shown first won both orders on {s.n_first} pair(s) ({fp.value:.3f} [CI {fp.ci_low:.3f}, "
         f"{fp.ci_high:.3f}]), the answer shown second on {s.n_second} ({sp.value:.3f}); exact two-sided sign test "
@@ -136,10 +140,8 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
         lines.append(f"  the {what} {first_tested:.4f} exceeds max_first_preference {max_first_preference}")
     if s.n_missing:
         lines.append(f"  {s.n_missing} pair(s) without a readable verdict in both orders were left out")
-    if worst:
-        lines.append("  pairs whose verdict depends on the order:")
-        lines += [f"    {w['item']}: {w['detail']}" for w in worst]
-    return conclude_record(rec, "\n".join(lines), result)
+    lines += worst_lines(worst, "pairs whose verdict depends on the order")
+    return finish(rec, result, lines)
 
 
 def _verdict_detail(forward: str | None, reverse: str | None, outcome: str) -> str:
@@ -168,11 +170,12 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     With ``two_sided`` a drop counts as well (the absolute shift is gated; TOST then tests
     ``-max_shift < shift < max_shift``).
     """
+    __tracebackhide__ = True
     from ..stats.bias import equivalence_test
     from ..stats.planning import equivalence_sample_size
 
-    _check_threshold(max_shift, "max_shift", (-1.0, 1.0))
-    _check_use(use, ("estimate", "ci_high", "equivalence"))
+    check_threshold(max_shift, "max_shift", (-1.0, 1.0))
+    use = check_use(use, ("estimate", "ci_high", "equivalence"))
     if use == "equivalence" and not max_shift > 0:
         raise ValueError(f"use='equivalence' needs a margin max_shift > 0, got {max_shift!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
@@ -180,9 +183,9 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
         raise ValueError(f"power must lie strictly between 0 and 1, got {power!r}")
     statistic = "length shift"
-    failures = _parse_failure_lines(result, max_parse_failures)
+    failures = parse_failure_lines(result, max_parse_failures)
     if failures:
-        return _parse_gate(result, failures, "length_bias", statistic, max_shift, label, direction="max")
+        return fail_unparsed(result, failures, "length_bias", statistic, max_shift, label, direction="max")
     sh = result.shift
     shifts = [v for v in result.item_shifts.values() if v is not None]
     tost = plan = None
@@ -199,17 +202,23 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
             tested = sh.mean if use == "estimate" else sh.ci_high
         ok = tested <= max_shift
     sc = result.scale
-    worst = [{"item": i, "detail": f"{s:+.3f} of the scale range ({s * sc.range:+.3g} on {sc.name})", "shift": s}
-             for i, s in result.largest_shifts(_WORST)]
-    loss = {i: (abs(s) if two_sided else s) for i, s in result.item_shifts.items() if s is not None}
-    rec = _metric_record(
-        "length_bias", statistic, label, _Summary(sh.mean, sh.ci_low, sh.ci_high, sh.n), max_shift, "max", result,
-        use=use, two_sided=two_sided, worst_items=worst, confidence=sh.confidence, p=sh.p, p_greater=sh.p_greater,
-        test="TOST (paired t)" if tost is not None else "paired t", scale=sc.name, field=result.field,
-        length_ratio=result.length_ratio, n_omitted=result.n_omitted, item_scores=loss,
-        **({"equivalence": tost.to_dict(), "alpha": alpha} if tost is not None else {}),
-        **({"items_needed": plan.to_dict()} if plan is not None else {}),
-    )
+    worst: list[WorstItem] = [
+        {"item": str(i), "detail": f"{s:+.3f} of the scale range ({s * sc.range:+.3g} on {sc.name})", "shift": s}
+        for i, s in result.largest_shifts(WORST)]
+    loss: dict[str, float | None] = {str(i): (abs(s) if two_sided else s)
+                                     for i, s in result.item_shifts.items() if s is not None}
+    rec: LengthBiasRecord = {
+        **gate_fields("length_bias", statistic, label, Summary(sh.mean, sh.ci_low, sh.ci_high, sh.n), max_shift,
+                      "max", result),
+        "use": use, "two_sided": two_sided, "worst_items": worst, "confidence": sh.confidence, "p": sh.p,
+        "p_greater": sh.p_greater, "test": "TOST (paired t)" if tost is not None else "paired t",
+        "scale": sc.name, "field": result.field, "length_ratio": result.length_ratio,
+        "n_omitted": result.n_omitted, "item_scores": loss,
+    }
+    if tost is not None:
+        rec.update({"equivalence": tost.to_dict(), "alpha": alpha})
+    if plan is not None:
+        rec["items_needed"] = plan.to_dict()
     if use == "equivalence":  # the TOST decision is the (1 - 2 alpha) interval inside the margin
         kind, conf = ("abs_t" if two_sided else "t_high"), 1 - 2 * alpha
     else:
@@ -218,9 +227,9 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     attach_stability(rec, mean_gate_stability(shifts, max_shift, "max", kind, conf, name=statistic))
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, result)
+        return finish(rec, result)
     lines = [
-        f"{_head(label)}length shift = {sh.mean:+.4f} of the scale range [{sh.confidence:.0%} CI {sh.ci_low:+.4f}, "
+        f"{head(label)}length shift = {sh.mean:+.4f} of the scale range [{sh.confidence:.0%} CI {sh.ci_low:+.4f}, "
         f"{sh.ci_high:+.4f}], paired t p = {sh.p:.3g} (n = {sh.n} items; {sh.mean * sc.range:+.3g} points on {sc.name})",
     ]
     if tost is not None:
@@ -242,10 +251,8 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
         lines.append(f"  the {what} {tested:.4f} exceeds max_shift {max_shift}")
     if result.n_omitted:
         lines.append(f"  {result.n_omitted} item(s) without a score in both versions were left out")
-    if worst:
-        lines.append("  items whose score rose most with padding:")
-        lines += [f"    {w['item']}: {w['detail']}" for w in worst]
-    return conclude_record(rec, "\n".join(lines), result)
+    lines += worst_lines(worst, "items whose score rose most with padding")
+    return finish(rec, result, lines)
 
 
 # ---------------------------------------------------------------------- self-preference
@@ -260,42 +267,45 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     ``use="equivalence"`` makes "no self-preference" a test: the one-sided TOST at ``alpha``
     must show the mean rank change below the margin ``max_rank_change`` (> 0).
     """
+    __tracebackhide__ = True
     from ..stats.bias import equivalence_test
 
-    _check_threshold(max_rank_change, "max_rank_change", _ANY)
-    _check_use(use, ("estimate", "ci_high", "equivalence"))
+    check_threshold(max_rank_change, "max_rank_change", ANY_RANGE)
+    use = check_use(use, ("estimate", "ci_high", "equivalence"))
     if use == "equivalence" and not max_rank_change > 0:
         raise ValueError(f"use='equivalence' needs a margin max_rank_change > 0, got {max_rank_change!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
         raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
     statistic = "self-preference rank change"
-    failures = _parse_failure_lines(result, max_parse_failures)
+    failures = parse_failure_lines(result, max_parse_failures)
     if failures:
-        return _parse_gate(result, failures, "self_preference", statistic, max_rank_change, label, direction="max")
+        return fail_unparsed(result, failures, "self_preference", statistic, max_rank_change, label, direction="max")
     t = result.test
     r = t.result
     tost = equivalence_test(list(t.per_task), max_rank_change, alpha, two_sided=False) \
         if use == "equivalence" else None
     tested = t.mean_rank_change if use == "estimate" else t.ci_high if tost is None else tost.ci_high
     ok = tested <= max_rank_change if tost is None else tost.equivalent
-    rec = _metric_record(
-        "self_preference", statistic, label, _Summary(t.mean_rank_change, t.ci_low, t.ci_high, t.n,
-                                                      len(result.models)),
-        max_rank_change, "max", result, use=use, confidence=t.confidence, own_model=result.own_model,
-        models=list(result.models), reference_rank=r.reference_rank, judge_rank=r.judge_rank,
-        rank_change=r.rank_change, share_higher=r.share_higher, share_lower=r.share_lower,
-        share_equal=r.share_equal, p_sign=t.p_sign, n_dropped=result.n_dropped,
-        item_scores={str(task): float(v) for task, v in zip(t.tasks, t.per_task)},
-        **({"equivalence": tost.to_dict(), "alpha": alpha} if tost is not None else {}),
-    )
+    rec: SelfPreferenceRecord = {
+        **gate_fields("self_preference", statistic, label,
+                      Summary(t.mean_rank_change, t.ci_low, t.ci_high, t.n, len(result.models)),
+                      max_rank_change, "max", result),
+        "use": use, "confidence": t.confidence, "own_model": result.own_model, "models": list(result.models),
+        "reference_rank": r.reference_rank, "judge_rank": r.judge_rank, "rank_change": r.rank_change,
+        "share_higher": r.share_higher, "share_lower": r.share_lower, "share_equal": r.share_equal,
+        "p_sign": t.p_sign, "n_dropped": result.n_dropped,
+        "item_scores": {str(task): float(v) for task, v in zip(t.tasks, t.per_task)},
+    }
+    if tost is not None:
+        rec.update({"equivalence": tost.to_dict(), "alpha": alpha})
     attach_stability(rec, mean_gate_stability(list(t.per_task), max_rank_change, "max",
                                                "mean" if use == "estimate" else "t_high",
                                                t.confidence if tost is None else 1 - 2 * alpha, name=statistic))
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, result)
+        return finish(rec, result)
     lines = [
-        f"{_head(label)}self-preference of {result.own_model}: mean per-task rank change {t.mean_rank_change:+.3f} "
+        f"{head(label)}self-preference of {result.own_model}: mean per-task rank change {t.mean_rank_change:+.3f} "
         f"[{t.confidence:.0%} CI {t.ci_low:+.3f}, {t.ci_high:+.3f}] over {t.n} tasks and {len(result.models)} models",
         f"  the judge ranks its own model higher than the reference on {t.n_higher} task(s), lower on "
         f"{t.n_lower}, the same on {t.n_equal} (sign test p = {t.p_sign:.3g}); leaderboard rank "
@@ -310,7 +320,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
                      f"{tost.ci_high:+.4f} is not below the margin")
     if result.n_dropped:
         lines.append(f"  {result.n_dropped} task(s) without a score for every model were left out")
-    return conclude_record(rec, "\n".join(lines), result)
+    return finish(rec, result, lines)
 
 
 # ---------------------------------------------------------------------- corrected pass rate
@@ -326,10 +336,11 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     Lee et al.'s ``"lee"``).  The record's ``p_pass`` is null: the interval already carries the
     uncertainty of both the test set and the calibration set.
     """
+    __tracebackhide__ = True
     from ..stats.pass_rate import CorrectedPassRate, corrected_pass_rate
 
-    _check_threshold(min_rate, "min_rate", UNIT_RANGE)
-    _check_use(use, ("estimate", "ci_low"))
+    check_threshold(min_rate, "min_rate", UNIT_RANGE)
+    use = check_use(use, ("estimate", "ci_low"))
     if isinstance(passed, CorrectedPassRate):
         if calibration is not None or n is not None:
             raise ValueError("pass either a CorrectedPassRate or passed/n/calibration, not both")
@@ -342,24 +353,24 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     tested = res.value if use == "estimate" else res.ci_low
     ok = tested >= min_rate
     cal = res.calibration
-    rec = _metric_record(
-        "pass_rate", "corrected pass rate", label, _Summary(res.value, res.ci_low, res.ci_high, res.n), min_rate,
-        "min", None, use=use, confidence=res.confidence, observed=res.observed, passed_count=res.passed,
-        specificity=cal.specificity, sensitivity=cal.sensitivity, n_negative=cal.n_negative,
-        n_positive=cal.n_positive, unclipped=res.unclipped,
-        interval_method=res.interval,
-    )
+    rec: PassRateRecord = {
+        **gate_fields("pass_rate", "corrected pass rate", label, Summary(res.value, res.ci_low, res.ci_high, res.n),
+                      min_rate, "min", None),
+        "use": use, "confidence": res.confidence, "observed": res.observed, "passed_count": res.passed,
+        "specificity": cal.specificity, "sensitivity": cal.sensitivity, "n_negative": cal.n_negative,
+        "n_positive": cal.n_positive, "unclipped": res.unclipped, "interval_method": res.interval,
+    }
     attach_stability(rec, None)  # p_pass: null, as documented: the interval carries the calibration uncertainty
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, res)
+        return finish(rec, res)
     what = "corrected pass rate" if use == "estimate" else "lower CI bound of the corrected pass rate"
     lines = [
-        f"{_head(label)}corrected pass rate = {res.value:.4f} [{res.confidence:.0%} CI {res.ci_low:.4f}, "
+        f"{head(label)}corrected pass rate = {res.value:.4f} [{res.confidence:.0%} CI {res.ci_low:.4f}, "
         f"{res.ci_high:.4f}] (the judge passed {res.passed} of {res.n} = {res.observed:.4f})",
         f"  judge on the calibration set: specificity {cal.specificity:.3f} ({cal.n_negative} items humans "
         f"failed), sensitivity {cal.sensitivity:.3f} ({cal.n_positive} items humans passed); "
         "theta = (p + q0 - 1) / (q0 + q1 - 1), Lee et al. 2025",
         f"  the {what} {tested:.4f} is below min_rate {min_rate}",
     ]
-    return conclude_record(rec, "\n".join(lines), res)
+    return finish(rec, res, lines)

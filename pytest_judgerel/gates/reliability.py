@@ -12,12 +12,29 @@ agreement and nMAE after seed 001 (Li et al. 2026), section 3.2 and eqs. (4)-(5)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
+from .common import (
+    UNIT_RANGE,
+    WORST,
+    Direction,
+    Summary,
+    check_threshold,
+    check_use,
+    fail_unparsed,
+    finish,
+    gate_fields,
+    head,
+    n_parse_failures,
+    not_computed,
+    parse_failure_lines,
+    provenance,
+    worst_lines,
+)
+from .conclusion import JudgeReliabilityFailure
 from .stability import (
     agreement_gate_stability,
     attach_stability,
@@ -25,13 +42,7 @@ from .stability import (
     repeats_plan,
     scale_gate_stability,
 )
-from .conclusion import (
-    JudgeReliabilityFailure,
-    conclude_not_computed,
-    conclude_record,
-    parse_failure_limit,
-)
-from ..session.recording import MetricRecord, new_record
+from ..session.recording import AgreementRecord, Check, GroupResult, IccRecord, ScaleConsistencyRecord, WorstItem
 from ..errors import ReliabilityError
 from ..ratings import Ratings
 from ..scales import Scale, ScaleLike
@@ -44,8 +55,6 @@ __all__ = [
     "assert_nmae_below",
     "AgreementResult",
 ]
-
-_WORST = 5
 
 
 # ---------------------------------------------------------------------- ICC
@@ -68,36 +77,34 @@ def assert_icc_above(
     every group must pass too, since a pooled ICC can hide a weak subgroup
     (seed 001 section 5.2).  Returns the :class:`~pytest_judgerel.stats.ICCResult`.
     """
+    __tracebackhide__ = True
     from ..stats.icc import icc, koo_li_band
 
-    _check_threshold(threshold, "threshold")
-    if use not in ("estimate", "ci_low"):
-        raise ValueError(f"use must be 'estimate' or 'ci_low', got {use!r}")
-    failures = _parse_failure_lines(ratings, max_parse_failures)
+    check_threshold(threshold, "threshold")
+    use = check_use(use, ("estimate", "ci_low"))
+    failures = parse_failure_lines(ratings, max_parse_failures)
     if failures:
-        return _parse_gate(ratings, failures, "icc", f"ICC({form})", threshold, label)
-    if _n_parse_failures(ratings) and nan_policy == "raise":
+        return fail_unparsed(ratings, failures, "icc", f"ICC({form})", threshold, label)
+    if n_parse_failures(ratings) and nan_policy == "raise":
         nan_policy = "omit"  # allowed parse failures are missing cells: drop their items, reported as n_omitted
     try:
         result = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
     except ReliabilityError as exc:
-        return _not_computed(ratings, "icc", f"ICC({form})", threshold, label, exc)
+        return not_computed(ratings, "icc", f"ICC({form})", threshold, label, exc)
     tested = result.value if use == "estimate" else result.ci_low
     passed = tested >= threshold
-    groups = {}
+    groups: dict[str, GroupResult] = {}
     if by is not None:
         for name, sub in _item_groups(ratings, by):
             groups[name] = _group_icc(sub, form, confidence, nan_policy, threshold, use)
     group_failed = [g for g, r in groups.items() if r.get("passed") is False]
     statistic = f"ICC({result.form})" if not str(result.form).startswith("ICC") else str(result.form)
     worst = _worst_spread_items(ratings)
-    rec = _metric_record(
-        "icc", statistic, label, result, threshold, "min", ratings, use=use, groups=groups,
-        worst_items=worst, confidence=confidence,
-    )
+    rec: IccRecord = {**gate_fields("icc", statistic, label, Summary.of(result), threshold, "min", ratings),
+                      "use": use, "groups": groups, "worst_items": worst, "confidence": confidence}
     if result.n_omitted:
         rec["n_omitted"] = result.n_omitted
-    over_repeats = (_provenance(ratings) or {}).get("design") == "repeats"
+    over_repeats = (provenance(ratings) or {}).get("design") == "repeats"
     attach_stability(rec, icc_gate_stability(ratings, form, use, confidence, threshold, over_repeats))
     plan = repeats_plan(result, threshold) if use == "estimate" else None
     if plan is not None:
@@ -105,11 +112,11 @@ def assert_icc_above(
     ok = passed and not group_failed
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, result)
+        return finish(rec, result)
     lines = [
-        f"{label + ': ' if label else ''}{statistic} = {result.value:.4f} "
+        f"{head(label)}{statistic} = {result.value:.4f} "
         f"[{confidence:.0%} CI {result.ci_low:.4f}, {result.ci_high:.4f}] "
-        f"(n={result.n} items, k={result.k} raters; Koo & Li: {koo_li_band(result.value)})",
+        f"(n={result.n} items, k={result.k} {'repeats' if over_repeats else 'raters'}; Koo & Li: {koo_li_band(result.value)})",
     ]
     if not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
@@ -121,8 +128,8 @@ def assert_icc_above(
     if result.n_omitted:
         lines.append(f"  {result.n_omitted} item(s) with missing ratings were omitted")
     lines += _group_lines(groups)
-    lines += _worst_lines(worst, "largest spread across raters")
-    return conclude_record(rec, "\n".join(lines), result)
+    lines += worst_lines(worst, "largest spread across " + ("repeats" if over_repeats else "raters"))
+    return finish(rec, result, lines)
 
 
 # ---------------------------------------------------------------------- scales
@@ -142,56 +149,56 @@ def assert_scale_consistent(
     [0, 1]; the ICC across scales must reach ``min_icc`` jointly and, with
     ``pairwise=True``, for every pair of scales.  Returns the consistency result.
     """
+    __tracebackhide__ = True
     from ..stats.consistency import scale_consistency
 
-    _check_threshold(min_icc, "min_icc")
-    if use not in ("estimate", "ci_low"):
-        raise ValueError(f"use must be 'estimate' or 'ci_low', got {use!r}")
+    check_threshold(min_icc, "min_icc")
+    use = check_use(use, ("estimate", "ci_low"))
     failures: list[str] = []
     for name, r in ratings_by_scale.items():
-        failures += [f"  [{name}] {line.strip()}" for line in _parse_failure_lines(r, max_parse_failures)]
+        failures += [f"  [{name}] {line.strip()}" for line in parse_failure_lines(r, max_parse_failures)]
+    first = next(iter(ratings_by_scale.values()), None)
     if failures:
-        first = next(iter(ratings_by_scale.values()), None)
-        return _parse_gate(first, failures, "scale_consistency", f"ICC({form}) across scales", min_icc, label)
-    allowed = any(_n_parse_failures(r) for r in ratings_by_scale.values())
+        return fail_unparsed(first, failures, "scale_consistency", f"ICC({form}) across scales", min_icc, label)
+    allowed = any(n_parse_failures(r) for r in ratings_by_scale.values())
     try:
         result = scale_consistency(ratings_by_scale, form=form, pairwise=pairwise,
                                    nan_policy="omit" if allowed else "raise")
     except ReliabilityError as exc:
-        return _not_computed(next(iter(ratings_by_scale.values()), None), "scale_consistency",
-                             f"ICC({form}) across scales", min_icc, label, exc)
+        return not_computed(first, "scale_consistency", f"ICC({form}) across scales", min_icc, label, exc)
     joint = result.joint
 
-    def tested(r):
+    def tested(r: Any) -> float:
         return r.value if use == "estimate" else r.ci_low
 
-    groups: dict[str, dict[str, Any]] = {
+    groups: dict[str, GroupResult] = {
         "joint": _icc_group_record(joint, min_icc, tested(joint) >= min_icc)
     }
     if pairwise:
         for pair, r in result.pairwise.items():
             groups[" vs ".join(pair)] = _icc_group_record(r, min_icc, tested(r) >= min_icc)
     bad = [g for g, r in groups.items() if not r["passed"]]
-    rec = _metric_record(
-        "scale_consistency", f"ICC({joint.form}) across scales", label, joint, min_icc, "min",
-        next(iter(ratings_by_scale.values()), None), use=use, groups=groups,
-        scales=list(ratings_by_scale), matrix=_consistency_matrix(result, list(ratings_by_scale)),
-        parse_failures=sum(_n_parse_failures(r) for r in ratings_by_scale.values()),
-    )
+    rec: ScaleConsistencyRecord = {
+        **gate_fields("scale_consistency", f"ICC({joint.form}) across scales", label, Summary.of(joint), min_icc,
+                      "min", first),
+        "use": use, "groups": groups, "scales": list(ratings_by_scale),
+        "matrix": _consistency_matrix(result, list(ratings_by_scale)),
+        "parse_failures": sum(n_parse_failures(r) for r in ratings_by_scale.values()),
+    }
     attach_stability(rec, scale_gate_stability(result.normalized, form, use, 0.95, min_icc, pairwise))
     ok = not bad
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, result)
+        return finish(rec, result)
     lines = [
-        f"{label + ': ' if label else ''}inter-scale consistency ICC({joint.form}) over "
+        f"{head(label)}inter-scale consistency ICC({joint.form}) over "
         f"{', '.join(ratings_by_scale)} = {joint.value:.4f} [CI {joint.ci_low:.4f}, {joint.ci_high:.4f}] "
         f"(n={joint.n} items); threshold {min_icc} ({use})"
     ]
     if bad:
         lines.append("  below the threshold: " + ", ".join(bad))
     lines += _group_lines(groups)
-    return conclude_record(rec, "\n".join(lines), result)
+    return finish(rec, result, lines)
 
 
 # ---------------------------------------------------------------------- agreement
@@ -220,7 +227,7 @@ class AgreementResult:
     #: (human, judge) item means on [0, 1], for the gate's verdict stability
     unit_means: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
 
-    def worst_items(self, limit: int = _WORST, min_error: float = 0.0) -> list[tuple[str, float]]:
+    def worst_items(self, limit: int = WORST, min_error: float = 0.0) -> list[tuple[str, float]]:
         items = sorted(self.item_errors.items(), key=lambda kv: -kv[1])
         return [(i, e) for i, e in items if e > min_error][:limit]
 
@@ -279,25 +286,25 @@ def assert_agreement(
 ) -> AgreementResult:
     """Assert a judge agrees with a human panel: ICC(A,1) >= ``min_icc`` and/or
     nMAE <= ``max_nmae``, pooled and in every group of ``by``."""
+    __tracebackhide__ = True
     if min_icc is None and max_nmae is None:
         raise ValueError("assert_agreement needs min_icc, max_nmae or both")
     if min_icc is not None:
-        _check_threshold(min_icc, "min_icc")
+        check_threshold(min_icc, "min_icc")
     if max_nmae is not None:
-        _check_threshold(max_nmae, "max_nmae", UNIT_RANGE)
-    failures = _parse_failure_lines(judge_ratings, max_parse_failures)
+        check_threshold(max_nmae, "max_nmae", UNIT_RANGE)
+    use = check_use(use, ("estimate", "ci_low"))
+    # the record's main statistic: the ICC when it is gated, else nMAE
+    kind, main_stat, main_threshold = ("agreement", "ICC(A,1)", min_icc) if min_icc is not None else \
+        ("nmae", "nMAE", max_nmae)
+    direction: Direction = "min" if min_icc is not None else "max"
+    failures = parse_failure_lines(judge_ratings, max_parse_failures)
     if failures:
-        return _parse_gate(judge_ratings, failures, "agreement" if min_icc is not None else "nmae",
-                           "ICC(A,1)" if min_icc is not None else "nMAE",
-                           min_icc if min_icc is not None else max_nmae, label,
-                           direction="min" if min_icc is not None else "max")
-    main_stat = "ICC(A,1)" if min_icc is not None else "nMAE"
+        return fail_unparsed(judge_ratings, failures, kind, main_stat, main_threshold, label, direction)
     try:
         res = agreement(judge_ratings, human_ratings, scale=scale, by=by, require_icc=min_icc is not None)
     except ReliabilityError as exc:
-        return _not_computed(judge_ratings, "agreement" if min_icc is not None else "nmae", main_stat,
-                             min_icc if min_icc is not None else max_nmae, label, exc,
-                             direction="min" if min_icc is not None else "max")
+        return not_computed(judge_ratings, kind, main_stat, main_threshold, label, exc, direction)
 
     def verdict(r: AgreementResult) -> tuple[bool, list[str]]:
         why = []
@@ -312,19 +319,20 @@ def assert_agreement(
         return not why, why
 
     ok_pooled, why_pooled = verdict(res)
-    groups = {}
-    for g, r in res.groups.items():
-        ok, why = verdict(r)
+    groups: dict[str, GroupResult] = {}
+    for g, sub in res.groups.items():
+        ok, why = verdict(sub)
         groups[g] = {
-            "value": None if r.icc is None else r.icc.value,
-            "ci": None if r.icc is None else [r.icc.ci_low, r.icc.ci_high],
-            "nmae": r.nmae,
-            "n": r.n,
+            "value": None if sub.icc is None else sub.icc.value,
+            "ci": None if sub.icc is None else [sub.icc.ci_low, sub.icc.ci_high],
+            "nmae": sub.nmae,
+            "n": sub.n,
             "passed": ok,
             "reasons": why,
         }
-    worst = [{"item": i, "detail": f"|judge-human|/range = {e:.3f}", "error": e} for i, e in res.worst_items()]
-    checks = []  # one per threshold: the summary shows which one failed
+    worst: list[WorstItem] = [{"item": str(i), "detail": f"|judge-human|/range = {e:.3f}", "error": e}
+                              for i, e in res.worst_items()]
+    checks: list[Check] = []  # one per threshold: the summary shows which one failed
     if min_icc is not None:
         icc_tested = None if res.icc is None else (res.icc.value if use == "estimate" else res.icc.ci_low)
         checks.append({"statistic": "ICC(A,1)" + (" lower CI bound" if use == "ci_low" else ""),
@@ -334,29 +342,30 @@ def assert_agreement(
     if max_nmae is not None:
         checks.append({"statistic": "nMAE", "value": float(res.nmae), "threshold": max_nmae, "direction": "max",
                        "passed": bool(res.nmae <= max_nmae)})
-    rec = _metric_record(
-        "agreement" if min_icc is not None else "nmae", main_stat, label,
-        res.icc if min_icc is not None else float(res.nmae), min_icc if min_icc is not None else max_nmae,
-        "min" if min_icc is not None else "max", judge_ratings, use=use, groups=groups, worst_items=worst,
-        n=res.n, k=2, icc=None if res.icc is None else res.icc.value, nmae=res.nmae, n_omitted=res.n_omitted,
-        thresholds={"min_icc": min_icc, "max_nmae": max_nmae},
-        pairs=_scatter_pairs(judge_ratings, human_ratings),
+    main = Summary(res.icc.value, res.icc.ci_low, res.icc.ci_high, res.n, 2) if min_icc is not None else \
+        Summary(float(res.nmae), n=res.n, k=2)
+    rec: AgreementRecord = {
+        **gate_fields(kind, main_stat, label, main, main_threshold, direction, judge_ratings),
+        "use": use, "groups": groups, "worst_items": worst,
+        "icc": None if res.icc is None else res.icc.value, "nmae": res.nmae, "n_omitted": res.n_omitted,
+        "thresholds": {"min_icc": min_icc, "max_nmae": max_nmae},
+        "pairs": _scatter_pairs(judge_ratings, human_ratings),
         # per-item loss (|judge - human| / scale range, lower is better): enables the paired
         # signed-rank test of the baseline comparison (report/baseline.py)
-        item_scores={str(i): float(e) for i, e in res.item_errors.items()},
-        checks=checks,
-    )
+        "item_scores": {str(i): float(e) for i, e in res.item_errors.items()},
+        "checks": checks,
+    }
     if res.unit_means is not None:
         attach_stability(rec, agreement_gate_stability(*res.unit_means, min_icc, max_nmae, use, 0.95))
-    bad_groups = [g for g, r in groups.items() if not r["passed"]]
+    bad_groups = [g for g, info in groups.items() if not info["passed"]]
     ok = ok_pooled and not bad_groups
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, res)
+        return finish(rec, res)
     icc_txt = "undefined" if res.icc is None else \
         f"{res.icc.value:.4f} [CI {res.icc.ci_low:.4f}, {res.icc.ci_high:.4f}]"
     lines = [
-        f"{label + ': ' if label else ''}judge-human agreement on {res.n} items (scale {res.scale.name}): "
+        f"{head(label)}judge-human agreement on {res.n} items (scale {res.scale.name}): "
         f"ICC(A,1) = {icc_txt}, nMAE = {res.nmae:.4f}"
         + (f" ({res.n_omitted} item(s) without a judge or human score omitted)" if res.n_omitted else "")
     ]
@@ -367,14 +376,14 @@ def assert_agreement(
             f"{len(bad_groups)} group(s) of {by!r} fail: an aggregate hides a weak group (the agreement "
             "counterpart of seed 001's 'reliability illusion', section 5.2)"
         )
-    for g, r in groups.items():
-        icc_txt = "n/a" if r["value"] is None else f"{r['value']:.4f}"
+    for g, info in groups.items():
+        icc_txt = "n/a" if info["value"] is None else f"{info['value']:.4f}"
         lines.append(
-            f"  {by}={g}: ICC(A,1) {icc_txt}, nMAE {r['nmae']:.4f}, n={r['n']} "
-            + ("ok" if r["passed"] else "FAIL: " + "; ".join(r["reasons"]))
+            f"  {by}={g}: ICC(A,1) {icc_txt}, nMAE {info['nmae']:.4f}, n={info['n']} "
+            + ("ok" if info["passed"] else "FAIL: " + "; ".join(info["reasons"]))
         )
-    lines += _worst_lines(worst, "worst-aligned items")
-    return conclude_record(rec, "\n".join(lines), res)
+    lines += worst_lines(worst, "worst-aligned items")
+    return finish(rec, res, lines)
 
 
 def assert_nmae_below(
@@ -388,6 +397,7 @@ def assert_nmae_below(
     label: str | None = None,
 ) -> AgreementResult:
     """Assert nMAE (seed 001 eq. 5) between judge and human panel means is at most ``threshold``."""
+    __tracebackhide__ = True
     return assert_agreement(
         judge_ratings, human_ratings, max_nmae=threshold, by=by, scale=scale,
         max_parse_failures=max_parse_failures, label=label,
@@ -403,55 +413,6 @@ def _plan_line(plan: Any, over_repeats: bool) -> str:
     hint = (f"; judge.rate(items, repeats={plan.repeats}, aggregate='mean') scores with that mean"
             if over_repeats else "")
     return f"{str(plan).replace('samples', what, 1)}{hint}"
-
-
-def _not_computed(ratings: Any, kind: str, statistic: str, threshold: float, label: str | None,
-                  exc: ReliabilityError, direction: str = "min"):
-    """Record a statistic that cannot be computed (e.g. a constant judge) as such, then raise
-    the error; in report-only mode record and return None (nothing fails)."""
-    rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
-                         error=str(exc), n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
-    return conclude_not_computed(rec, exc)
-
-
-def _parse_gate(ratings: Any, failures: list[str], kind: str, statistic: str, threshold: float,
-                label: str | None, direction: str = "min"):
-    """Fail before computing anything: too many replies were not scores."""
-    rec = _metric_record(kind, statistic, label, None, threshold, direction, ratings, passed=False,
-                         n=getattr(ratings, "n_items", None), k=getattr(ratings, "n_raters", None))
-    head = f"{label + ': ' if label else ''}{statistic} not computed: unparseable judge replies"
-    return conclude_record(rec, "\n".join([head] + failures), None)
-
-
-def _metric_record(kind: str, statistic: str, label: str | None, result: Any, threshold: float | None,
-                   direction: str, ratings: Any, **fields: Any) -> MetricRecord:
-    """A :class:`~pytest_judgerel.session.recording.MetricRecord`.  ``result`` is an ICC result (value,
-    CI, n, k), a plain number (no CI) or None (not computed)."""
-    if result is None or isinstance(result, (int, float)):
-        value, ci, n, k = result, None, None, None
-    else:
-        value, ci, n, k = result.value, [result.ci_low, result.ci_high], result.n, result.k
-    base: dict[str, Any] = {
-        "statistic": statistic, "label": label, "value": value, "ci": ci, "n": n, "k": k,
-        "threshold": threshold, "direction": direction, "groups": {}, "worst_items": [],
-        "parse_failures": _n_parse_failures(ratings), "judge": _provenance(ratings),
-    }
-    base.update(fields)
-    return new_record(kind, **base)
-
-
-#: where a threshold can lie: an ICC within [-1, 1]; an nMAE, share or rate within [0, 1]
-ICC_RANGE = (-1.0, 1.0)
-UNIT_RANGE = (0.0, 1.0)  # an nMAE, a share, a rate
-
-
-def _check_threshold(value: Any, name: str, bounds: tuple[float, float] = ICC_RANGE) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    low, high = bounds
-    if not low <= value <= high:
-        raise ValueError(f"{name}={value!r} is outside [{low:g}, {high:g}], where the statistic lies: "
-                         "no result could pass or fail on it meaningfully")
 
 
 def _as_ratings(data: Any, what: str) -> Ratings:
@@ -521,7 +482,7 @@ def _agreement_core(judge: Ratings, human: Ratings, judge_scale: Scale, human_sc
 
 
 def _group_icc(sub: Ratings, form: str, confidence: float, nan_policy: str, threshold: float,
-               use: str) -> dict[str, Any]:
+               use: str) -> GroupResult:
     from ..stats.icc import icc
 
     try:
@@ -532,12 +493,12 @@ def _group_icc(sub: Ratings, form: str, confidence: float, nan_policy: str, thre
     return _icc_group_record(r, threshold, tested >= threshold)
 
 
-def _icc_group_record(r: Any, threshold: float, passed: bool) -> dict[str, Any]:
+def _icc_group_record(r: Any, threshold: float, passed: bool) -> GroupResult:
     return {"value": r.value, "ci": [r.ci_low, r.ci_high], "n": r.n, "k": r.k,
             "threshold": threshold, "passed": bool(passed)}
 
 
-def _group_lines(groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _group_lines(groups: Mapping[str, GroupResult]) -> list[str]:
     out = []
     for g, r in groups.items():
         if r.get("value") is None:
@@ -551,65 +512,32 @@ def _group_lines(groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return out
 
 
-def _item_groups(ratings: Any, by: str):
+def _item_groups(ratings: Any, by: str) -> Iterator[tuple[str, Ratings]]:
     if not isinstance(ratings, Ratings):
         raise ReliabilityError(f"by={by!r} needs a Ratings object with item groups")
     for label in ratings.item_group_labels(by):
         yield label, ratings.select_items(**{by: label})
 
 
-def _worst_spread_items(ratings: Any) -> list[dict[str, Any]]:
+def _worst_spread_items(ratings: Any) -> list[WorstItem]:
     r = ratings if isinstance(ratings, Ratings) else None
     mat = r.values if r is not None else np.asarray(getattr(ratings, "to_matrix", lambda: ratings)(), dtype=float)
     if mat.ndim != 2 or mat.shape[1] < 2:
         return []
     with np.errstate(all="ignore"):
         spread = np.nanmax(mat, axis=1) - np.nanmin(mat, axis=1)
-    order = np.argsort(-np.nan_to_num(spread, nan=-1))[:_WORST]
+    order = np.argsort(-np.nan_to_num(spread, nan=-1))[:WORST]
     ids = r.item_ids if r is not None else [f"item{i}" for i in range(mat.shape[0])]
-    out = []
+    out: list[WorstItem] = []
     for i in order:
         if not np.isfinite(spread[i]) or spread[i] <= 0:
             continue
         vals = ", ".join("nan" if np.isnan(v) else f"{v:g}" for v in mat[i][:10])
-        out.append({"item": ids[i], "detail": f"scores [{vals}] spread {spread[i]:g}", "spread": float(spread[i])})
+        out.append({"item": str(ids[i]), "detail": f"scores [{vals}] spread {spread[i]:g}", "spread": float(spread[i])})
     return out
 
 
-def _worst_lines(worst: Sequence[Mapping[str, Any]], title: str) -> list[str]:
-    if not worst:
-        return []
-    return [f"  {title}:"] + [f"    {w['item']}: {w['detail']}" for w in worst]
-
-
-def _n_parse_failures(ratings: Any) -> int:
-    return len(getattr(ratings, "parse_failures", ()) or ())
-
-
-def _parse_failure_lines(ratings: Any, limit: int | None) -> list[str]:
-    """Failure lines when more replies failed to parse than allowed (default: the
-    session's --judgerel-max-parse-failures, 0 outside pytest)."""
-    limit = parse_failure_limit(limit)
-    fails = list(getattr(ratings, "parse_failures", ()) or ())
-    if len(fails) <= limit:
-        return []
-    lines = [f"  {len(fails)} judge repl{'y' if len(fails) == 1 else 'ies'} could not be parsed "
-             f"(max_parse_failures={limit}); these are not scores:"]
-    for f in fails[:_WORST]:
-        reply = getattr(f, "reply", None) or (f.get("reply") if isinstance(f, Mapping) else str(f))
-        cause = getattr(f, "cause", None) or (f.get("cause") if isinstance(f, Mapping) else "")
-        item = getattr(f, "item", None) or (f.get("item") if isinstance(f, Mapping) else "")
-        text = (reply or "").replace("\n", "\\n")
-        lines.append(f"    {item} [{cause}]: {text[:160]!r}")
-    return lines
-
-
-def _provenance(ratings: Any) -> dict[str, Any] | None:
-    prov = getattr(ratings, "provenance", None)
-    return dict(prov) if prov else None
-
-
-def _scatter_pairs(judge: Any, human: Any, limit: int = 2000) -> list[list[float]] | None:
+def _scatter_pairs(judge: Any, human: Any, limit: int = 2000) -> list[list[float | None]] | None:
     try:
         j, h = _as_ratings(judge, "judge"), _as_ratings(human, "human")
         j, h = j.align(h)

@@ -19,7 +19,7 @@ Seeded (``SEED``), so a rerun on the same cache prints the same numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -110,8 +110,31 @@ def icc_gate_stability(ratings: Any, form: str, use: str, confidence: float, thr
     name = f"ICC({form}) >= {threshold:g}"
     if not over_repeats:
         return _stability(tests, matrix, "items", name)
-    same = _stability(tests, matrix, "repeats", name)
-    return None if same is None else GateStability(same, _stability(tests, matrix, "items+repeats", name))
+    same = _icc_over_repeats(matrix, form, use, confidence, threshold, "repeats", name)
+    return None if same is None else GateStability(
+        same, _icc_over_repeats(matrix, form, use, confidence, threshold, "items+repeats", name))
+
+
+def _icc_over_repeats(matrix: np.ndarray, form: str, use: str, confidence: float, threshold: float,
+                      resample: str, name: str) -> Any:
+    """Predictive p_pass of an ICC over repeats, on the ICC itself (not its 0/1 verdict) so that
+    the predictive draws can be recentred on the observed ICC (``recentre=True``; issue 31:
+    the two bootstrap stages each add the ICC's bootstrap bias)."""
+    from ..stats.icc_batch import icc_statistic
+    from ..stats.stability import verdict_stability
+
+    icc_stat = icc_statistic(form, use, confidence)
+
+    def statistic(x: np.ndarray) -> Any:
+        return icc_stat(x)
+
+    statistic.vectorized = icc_stat.vectorized  # type: ignore[attr-defined]
+    statistic.name = name  # type: ignore[attr-defined]
+    try:
+        return verdict_stability(statistic, matrix, threshold, "min", resample=resample, n_boot=N_BOOT, seed=SEED,
+                                 nan_policy="omit", predictive=True, recentre=True)
+    except ReliabilityError:
+        return None  # e.g. fewer than 2 complete items, or no ICC on the data itself
 
 
 def scale_gate_stability(normalized: Any, form: str, use: str, confidence: float, min_icc: float,
@@ -174,7 +197,7 @@ def _bound(kind: str, confidence: float) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def mean_gate_stability(values: Any, threshold: float, direction: str, bound: str = "mean",
-                        confidence: float = 0.95, extra: list[tuple[int, str, float, str]] = (), name: str = ""
+                        confidence: float = 0.95, extra: Sequence[tuple[int, str, float, str]] = (), name: str = ""
                         ) -> Any:
     """p_pass of a gate on per-item values (a column each): ``bound`` of column 0 (``mean``,
     ``abs_mean``, ``t_low``, ``t_high``, ``abs_t``, ``wilson_low``, ``wilson_high``, ``sign_p``) against
@@ -222,8 +245,12 @@ def attach_stability(rec: "MetricRecord", stability: Any) -> None:
     rec["stability"] = {"p_pass": stability.p_pass, "unstable": stability.unstable, "n_boot": stability.n_boot,
                         "seed": stability.seed, "resample": stability.resample,
                         "n_undefined": stability.n_undefined, "statistic": stability.statistic,
-                        "predictive": stability.predictive, "predicts": RERUNS[stability.resample]}
+                        "predictive": stability.predictive, "predicts": RERUNS[stability.resample],
+                        "recentred": getattr(stability, "recentred", False),
+                        "rough": getattr(stability, "rough", False),
+                        "rough_reason": getattr(stability, "rough_reason", "")}
     if new_items is not None:
         rec["p_pass_new_items"] = new_items.p_pass
         rec["stability"]["p_pass_new_items"] = new_items.p_pass
         rec["stability"]["new_items_resample"] = new_items.resample
+        rec["stability"]["new_items_rough"] = new_items.rough

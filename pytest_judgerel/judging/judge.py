@@ -385,7 +385,8 @@ class Judge:
                     out[(call.item_index, call.rater)] = (self._pick(outcome), resp2, None)
                 else:
                     out[(call.item_index, call.rater)] = (None, resp2, self._failure(rows, call, outcome, True))
-        self._record_run(rows, calls, out, n_reasked=len(reask))
+        self._record_run(rows, calls, out, n_reasked=len(reask),
+                         reasked={(c.item_index, c.rater) for c, _, _ in reask})
         return out
 
     def _pick(self, outcome) -> float:
@@ -427,17 +428,58 @@ class Judge:
             rater_groups={"kind": ["llm"] * len(cols)}, parse_failures=failures,
         )
 
-    def _record_run(self, rows, calls, out, n_reasked: int) -> None:
+    def _record_run(self, rows, calls, out, n_reasked: int, reasked: set | frozenset = frozenset()) -> None:
         failures = [v[2] for v in out.values() if v[2] is not None]
+        extra = served_and_anchor_calls(self, rows, calls, out, reasked)
         active_recorder().record(new_record(
             "judge_run", judge=self.fingerprint(), items=len(rows), calls=len(calls) + n_reasked,
             reasked=n_reasked, parse_failures=len(failures), failures=[f.to_dict() for f in failures[:20]],
-            passed=not failures,
+            passed=not failures, **extra,
         ))
 
 
 DEFAULT_SCALE = "0-5"
 """Default grading scale: seed 001 finds human-LLM alignment highest on 0-5."""
+
+
+def served_and_anchor_calls(judge: Judge, rows, calls, out, reasked) -> dict[str, Any]:
+    """What the drift anchors need (:mod:`pytest_judgerel.anchors`): ``served``, per judge
+    configuration (this judge at one scale, temperature and model), the models and
+    ``system_fingerprint`` s the server reported, with counts; with ``--judgerel-anchors``
+    also ``anchor_calls``: each first-asked, parsed call with its exact request, its parser and
+    its score (the plugin keeps a sample and drops the rest before the report)."""
+    from ..session.context import current_context
+
+    want_anchors = bool(getattr(current_context().settings, "anchors", None))
+    served: dict[str, dict[str, Any]] = {}
+    anchor_calls: list[dict[str, Any]] = []
+    for call in calls:
+        sc, req = call.request
+        value, resp, _failure = out[(call.item_index, call.rater)]
+        if resp is None:
+            continue
+        config = judge.fingerprint(scale=sc, temperature=req.temperature, model=req.model)
+        slot = served.setdefault(repr(sorted(config.items(), key=lambda kv: kv[0])),
+                                 {"judge": config, "models": {}, "system_fingerprints": {}})
+        slot["models"][resp.model] = slot["models"].get(resp.model, 0) + 1
+        fp = getattr(resp, "system_fingerprint", None)
+        if fp:
+            slot["system_fingerprints"][fp] = slot["system_fingerprints"].get(fp, 0) + 1
+        if want_anchors and value is not None and (call.item_index, call.rater) not in reasked:
+            anchor_calls.append({
+                "judge": config, "item": rows[call.item_index][0], "score": value, "cached": bool(resp.cached),
+                "server_model": resp.model, "system_fingerprint": fp,
+                "parser": {"output": judge.output, "axes": list(judge.axes) if judge.axes else None,
+                           "axis": judge.axis, "scale": {"low": sc.low, "high": sc.high, "step": sc.step,
+                                                        "fractional": sc.fractional, "name": sc.name}},
+                "request": {"model": req.model, "messages": [dict(m) for m in req.messages],
+                            "sampling": req.sampling(), "grammar": req.grammar, "namespace": req.namespace,
+                            "sample_index": req.sample_index},
+            })
+    extra: dict[str, Any] = {"served": list(served.values())}
+    if anchor_calls:
+        extra["anchor_calls"] = anchor_calls
+    return extra
 
 
 # ---------------------------------------------------------------------- panel

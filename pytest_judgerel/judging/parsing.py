@@ -363,8 +363,8 @@ def _axis_values(text: str, axis: str) -> list[str]:
     name_re = _axis_name_re(axis)
     found = []
     for line in text.splitlines():
-        lead = _LINE_LEAD_RE.match(line)
-        m = name_re.match(line, lead.end())
+        lead = _LINE_LEAD_RE.match(line)  # matches every line (all of it is optional)
+        m = name_re.match(line, lead.end() if lead is not None else 0)
         if not m:
             continue
         rest = line[m.end() :]
@@ -424,9 +424,10 @@ def try_parse(
     try:
         if fmt == "number":
             return ParseOutcome(ok=True, fmt=fmt, value=parse_score(reply, scale))
+        keys: Sequence[str] = axes or ()  # non-empty here: checked above
         if fmt == "json":
-            return ParseOutcome(ok=True, fmt=fmt, values=parse_json_scores(reply, axes, scale))
-        return ParseOutcome(ok=True, fmt=fmt, values=parse_axis_lines(reply, axes, scale))
+            return ParseOutcome(ok=True, fmt=fmt, values=parse_json_scores(reply, keys, scale))
+        return ParseOutcome(ok=True, fmt=fmt, values=parse_axis_lines(reply, keys, scale))
     except ParseError as exc:
         return ParseOutcome(
             ok=False, fmt=fmt, failure=ParseFailure(cause=exc.cause, message=str(exc), reply=exc.reply)

@@ -100,7 +100,8 @@ def decode_entry(raw: Any) -> dict | None:
 
 
 def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[str, Any]) -> dict:
-    """A storable entry; ``response`` must hold only text/model/usage/cost/latency/timestamp/attempts."""
-    allowed = ("text", "model", "usage", "cost", "latency", "timestamp", "attempts")
+    """A storable entry; ``response`` must hold only text/model/usage/cost/latency/timestamp/attempts
+    (and system_fingerprint)."""
+    allowed = ("text", "model", "usage", "cost", "latency", "timestamp", "attempts", "system_fingerprint")
     return {"format": ENTRY_FORMAT, "key": key, "request": dict(request_fields),
             "response": {name: response[name] for name in allowed if name in response}}

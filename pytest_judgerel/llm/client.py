@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
+from pytest_judgerel.llm.endpoint import is_in_process
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
 from pytest_judgerel.llm.runtime import deadline as _deadline
@@ -81,9 +82,9 @@ class CallStats:
 
     ``calls`` = requests served; ``hits`` from the cache (or an identical request in
     flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
-    requests that ended in an error; ``corrupt`` = cache entries found unreadable (each
+    requests that ended in an error (a missing key, with which nothing is sent, is not counted); ``corrupt`` = cache entries found unreadable (each
     answered again as a miss); ``http_calls`` / ``litellm_calls`` = upstream calls sent through
-    the HTTP fast path / through litellm (in-process models count as litellm); ``wall_time`` =
+    the HTTP fast path / through litellm (in-process models count in neither); ``wall_time`` =
     seconds spent in client calls.
     """
 
@@ -299,12 +300,14 @@ class LLMClient:
     async def acomplete(self, request: LLMRequest) -> LLMResponse:
         return (await self.acomplete_many([request]))[0]
 
-    def complete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False) -> list[Any]:
+    def complete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
+                      fresh: bool = False) -> list[Any]:
         """Serve all requests concurrently; results in input order.
 
         On failure the first error (in input order) is raised after every other
         request finished (successful answers are cached); with
-        ``return_exceptions=True`` errors are returned in place instead.
+        ``return_exceptions=True`` errors are returned in place instead.  ``fresh=True`` asks
+        the model every time and never reads or writes the cache (re-judging drift anchors).
         """
         batch = self._check(requests)
         if not batch:
@@ -314,7 +317,7 @@ class LLMClient:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
         start = time.perf_counter()
-        future = runtime.submit(self._run_batch(batch))
+        future = runtime.submit(self._run_batch(batch, fresh))
         try:
             results = future.result()
         except BaseException:
@@ -391,10 +394,10 @@ class LLMClient:
                     raise result
         return list(results)
 
-    async def _run_batch(self, batch: Sequence[LLMRequest]) -> list[Any]:
+    async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
         """Serve a batch; its answers are stored before it returns.  An answer that could not be
         stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``)."""
-        results = await self._gather(batch)
+        results = await self._gather(batch, fresh)
         writes = self._writes
         if writes is not None:
             writes.flush()
@@ -406,22 +409,23 @@ class LLMClient:
                         results[i] = failed
         return results
 
-    async def _gather(self, batch: Sequence[LLMRequest]) -> list[Any]:
+    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
         progress = self.progress
         if progress is None:
             if len(batch) == 1:
                 try:
-                    return [await self._serve(batch[0])]
+                    return [await self._serve(batch[0], fresh)]
                 except Exception as exc:
                     return [exc]
-            return await asyncio.gather(*(self._serve(r) for r in batch), return_exceptions=True)
+            return await asyncio.gather(*(self._serve(r, fresh) for r in batch), return_exceptions=True)
         progress.add_total(len(batch))
-        return await asyncio.gather(*(self._serve_reporting(r, progress) for r in batch), return_exceptions=True)
+        return await asyncio.gather(*(self._serve_reporting(r, progress, fresh) for r in batch),
+                                    return_exceptions=True)
 
-    async def _serve_reporting(self, request: LLMRequest, progress: Any) -> LLMResponse:
+    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool = False) -> LLMResponse:
         """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
         try:
-            response = await self._serve(request)
+            response = await self._serve(request, fresh)
         except BaseException:
             progress.on_call_done(False)
             raise
@@ -433,7 +437,8 @@ class LLMClient:
         return LLMResponse(text=response["text"], model=response.get("model", ""),
                            usage=dict(response.get("usage") or {}), cost=float(response.get("cost", 0.0)),
                            latency=float(response.get("latency", 0.0)), cached=True, key=key,
-                           timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)))
+                           timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)),
+                           system_fingerprint=response.get("system_fingerprint") or None)
 
     def _usable(self, entry: dict | None) -> "TypeGuard[dict]":
         if entry is None:
@@ -442,13 +447,13 @@ class LLMClient:
             return float(entry.get("response", {}).get("timestamp", 0.0)) >= self._session_start
         return True
 
-    async def _serve(self, request: LLMRequest) -> LLMResponse:
+    async def _serve(self, request: LLMRequest, fresh: bool = False) -> LLMResponse:
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
         fields = key_fields(request)  # computed once: long MindEval histories make it cost
         key = key_from_fields(fields)
-        if mode == "off":
+        if mode == "off" or fresh:
             stats.misses += 1
             return await self._call_upstream(request, key)
         self._used_keys.add(key)
@@ -520,7 +525,8 @@ class LLMClient:
             self._writes.put(key, make_entry(key, fields, {
                 "text": response.text, "model": response.model, "usage": dict(response.usage),
                 "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
-                "attempts": response.attempts}), lock if locked else None)
+                "attempts": response.attempts, "system_fingerprint": response.system_fingerprint}),
+                lock if locked else None)
             handed_over = True
             return response
         finally:
@@ -630,7 +636,8 @@ class LLMClient:
             self.stats.http_calls += 1
         else:
             send, hint = self._litellm_sender(request, key)
-            self.stats.litellm_calls += 1
+            if not is_in_process(request.model):  # an in-process model is answered here, not upstream
+                self.stats.litellm_calls += 1
         runtime = _runtime()
         settings = self.settings
         attempt = 0
@@ -660,8 +667,9 @@ class LLMClient:
                     why += f"; missing or rejected key: {hint()}"
                 # ``from None``: the provider's traceback would show litellm's frame arguments
                 # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
+                where = f" at {request.api_base}" if request.api_base else ""  # which server did not answer
                 raise LLMCallError(
-                    f"model {request.model!r} call failed ({status}, {why}) for test {request.test_name}: "
+                    f"model {request.model!r}{where} call failed ({status}, {why}) for test {request.test_name}: "
                     f"{type(error).__name__}: {failure.message}"
                 ) from None
             self.stats.retries += 1
@@ -671,12 +679,13 @@ class LLMClient:
         self.stats.completion_tokens += usage["completion_tokens"]
         self.stats.cost += cost
         return LLMResponse(text=str(reply.text), model=reply.model, usage=usage, cost=cost, latency=latency,
-                           cached=False, key=key, timestamp=time.time(), attempts=attempt)
+                           cached=False, key=key, timestamp=time.time(), attempts=attempt,
+                           system_fingerprint=reply.system_fingerprint)
 
     def _missing_key_error(self, request: LLMRequest, hint: str) -> Exception:
         from pytest_judgerel.errors import MissingKeyError
 
-        self.stats.errors += 1
+        # not counted in ``errors``: no request was sent (the session stops on it with its message)
         return MissingKeyError(
             f"model {request.model!r} needs an API key and none is configured (not retryable): "
             f"{hint}; no request was sent (test {request.test_name})")
@@ -718,7 +727,8 @@ class LLMClient:
                 reply = await wire.send(call, timeout)
             if not isinstance(reply.text, str) or not reply.text.strip():
                 raise EmptyResponseError(f"model {request.model} returned empty content")
-            return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage))
+            return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage),
+                          reply.system_fingerprint)
 
         return send, hint
 
@@ -753,8 +763,9 @@ class LLMClient:
             usage_obj = getattr(raw, "usage", None)
             usage = {name: int(getattr(usage_obj, name, 0) or 0)
                      for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
+            fingerprint = getattr(raw, "system_fingerprint", None)
             return _Reply(text, str(getattr(raw, "model", "") or request.model), usage,
-                          self._cost(litellm, raw, request.model))
+                          self._cost(litellm, raw, request.model), str(fingerprint) if fingerprint else None)
 
         return send, lambda: self._key_hint(litellm, request)
 
@@ -767,3 +778,4 @@ class _Reply:
     model: str
     usage: dict[str, int]
     cost: float
+    system_fingerprint: str | None = None

@@ -138,7 +138,7 @@ class FakeLLMServer:
     time through ``server.responder``); ``scale``: ``(low, high)`` or ``"0-5"`` for the
     default responder (default: the range stated in the prompt); ``port``: the port to prefer
     (0: any free one; a taken port falls back to any); ``api_key``: the key every chat request
-    must carry (None: none checked).
+    must carry (None: none checked).  ``system_fingerprint``: sent with every answer when set.
     """
 
     def __init__(
@@ -170,6 +170,7 @@ class FakeLLMServer:
         self.port = 0
         self.in_flight = 0
         self.max_in_flight = 0  # the most chat requests being answered at once
+        self.system_fingerprint: str | None = None  # sent with every answer when set (replaceable any time)
 
     # lifecycle ----------------------------------------------------------------
     def start(self) -> "FakeLLMServer":
@@ -370,6 +371,8 @@ class FakeLLMServer:
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": completion_words,
                       "total_tokens": prompt_words + completion_words},
         }
+        if self.system_fingerprint is not None:
+            payload["system_fingerprint"] = self.system_fingerprint
         await self._send(writer, 200, payload)
         return True
 

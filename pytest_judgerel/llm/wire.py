@@ -142,6 +142,7 @@ class WireReply:
     text: Any
     model: str
     usage: dict[str, int]
+    system_fingerprint: str | None = None
 
 
 def _error_message(status: int, content: bytes) -> str:
@@ -172,7 +173,9 @@ def parse_reply(content: bytes, fallback_model: str) -> WireReply:
     usage_in = data.get("usage") or {}
     usage = {name: int(usage_in.get(name) or 0) if isinstance(usage_in, dict) else 0
              for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    return WireReply(text=text, model=str(data.get("model") or fallback_model), usage=usage)
+    fingerprint = data.get("system_fingerprint")
+    return WireReply(text=text, model=str(data.get("model") or fallback_model), usage=usage,
+                     system_fingerprint=str(fingerprint) if fingerprint else None)
 
 
 class WireTransport:

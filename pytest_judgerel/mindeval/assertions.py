@@ -1,10 +1,11 @@
 """Plain assertion helpers for MindEval tests (the plugin wires fixtures and markers around them).
 
-Each helper computes a metric record per statistic and concludes through the one gate
-conclusion of every gate (:mod:`pytest_judgerel.gates.conclusion`): recorded with the active
-recorder, an unstable pass fails under ``--judgerel-require-stable``, the parse-failure limit
-defaults to ``--judgerel-max-parse-failures``, and a failure raises
-:class:`~pytest_judgerel.gates.reliability.JudgeReliabilityFailure` (an ``AssertionError``) with a
+Each helper computes a metric record per statistic and ends like every gate, in
+:func:`pytest_judgerel.gates.common.finish` (the one gate conclusion,
+:mod:`pytest_judgerel.gates.conclusion`): recorded with the active recorder, an unstable pass
+fails under ``--judgerel-require-stable``, the parse-failure limit defaults to
+``--judgerel-max-parse-failures``, and a failure raises
+:class:`~pytest_judgerel.gates.conclusion.JudgeReliabilityFailure` (an ``AssertionError``) with a
 readable message, except in report-only mode, where it records and returns.
 """
 
@@ -14,29 +15,24 @@ import math
 from typing import Any, Sequence
 
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.session.recording import MetricRecord, new_record
+from pytest_judgerel.gates.common import finish
+from pytest_judgerel.gates.conclusion import parse_failure_limit
+from pytest_judgerel.session.recording import AgreementRecord, GroupResult, MetricRecord, MindEvalScoreRecord
 
 __all__ = ["assert_mindeval_score", "assert_judge_agrees_with_humans"]
 
 
 def _finish(records: Sequence[MetricRecord], problems: Sequence[str], title: str) -> None:
-    """Conclude the gate's records (:func:`pytest_judgerel.gates.conclusion.conclude`)."""
-    from pytest_judgerel.gates.conclusion import conclude
-
-    conclude(records, f"{title}: " + "; ".join(problems) if problems else None)
+    """End the gate (:func:`pytest_judgerel.gates.common.finish`): one message for all its records."""
+    finish(records, None, f"{title}: " + "; ".join(problems) if problems else None)
 
 
-def _base(kind: str, statistic: str, value: float | None, n: int, threshold: float | None, direction: str,
-          passed: bool, stability: Any = None, **extra: Any) -> MetricRecord:
-    from pytest_judgerel.gates.stability import attach_stability
-
-    fields: dict[str, Any] = {"statistic": statistic, "value": value, "ci": None, "n": n, "k": None,
-                              "threshold": threshold, "direction": direction, "passed": passed, "groups": {},
-                              "worst_items": [], "judge": None, "parse_failures": 0}
-    fields.update(extra)
-    rec = new_record(kind, **fields)
-    attach_stability(rec, stability)
-    return rec
+def _base(statistic: str, value: float | None, n: int, threshold: float | None, passed: bool, judge: Any,
+          parse_failures: int, groups: dict[str, GroupResult]) -> MetricRecord:
+    """The fields of a MindEval gate's record (the thresholds are minimums)."""
+    return {"statistic": statistic, "value": value, "ci": None, "n": n, "k": None, "threshold": threshold,
+            "direction": "min", "passed": passed, "groups": groups, "worst_items": [], "judge": judge,
+            "parse_failures": parse_failures}
 
 
 def assert_mindeval_score(
@@ -58,7 +54,7 @@ def assert_mindeval_score(
     adds severe / non-severe groups to the record (and checks each against ``min_mean``).
     Returns the mean.
     """
-    from pytest_judgerel.gates.conclusion import parse_failure_limit
+    from pytest_judgerel.gates.stability import attach_stability
     from pytest_judgerel.mindeval.judge import AXES
     from pytest_judgerel.mindeval.metrics import breakdown, interaction_score
 
@@ -78,7 +74,7 @@ def assert_mindeval_score(
         problems.append("no parsable judge score")
     elif min_mean is not None and not mean >= min_mean:
         problems.append(f"mean {'MindEval score' if axis is None else axis} {mean:.3f} < required {min_mean:g}")
-    groups: dict[str, Any] = {}
+    groups: dict[str, GroupResult] = {}
     if by_severity:
         if interactions is None or len(interactions) != len(scores):
             raise ConfigError("by_severity needs the interactions, one per score")
@@ -99,13 +95,15 @@ def assert_mindeval_score(
         from pytest_judgerel.gates.stability import mean_gate_stability
 
         stability = mean_gate_stability(values, min_mean, "min", "mean", name="mean MindEval score")
-    _finish([_base(
-        "mindeval_score", f"mean {'5-axis score' if axis is None else axis} (1-6)",
-        None if math.isnan(mean) else mean, len(values), min_mean, "min", passed,
-        groups=groups, worst_items=[{"item": i, "detail": f"{v:.2f}"} for i, v in worst],
-        judge=judge.fingerprint() if hasattr(judge, "fingerprint") else judge, parse_failures=failures,
-        stability=stability,
-    )], problems, "MindEval score check failed")
+    rec: MindEvalScoreRecord = {
+        "kind": "mindeval_score",
+        **_base(f"mean {'5-axis score' if axis is None else axis} (1-6)", None if math.isnan(mean) else mean,
+                len(values), min_mean, passed, judge.fingerprint() if hasattr(judge, "fingerprint") else judge,
+                failures, groups),
+        "worst_items": [{"item": str(i), "detail": f"{v:.2f}"} for i, v in worst],
+    }
+    attach_stability(rec, stability)
+    _finish([rec], problems, "MindEval score check failed")
     return mean
 
 
@@ -130,7 +128,7 @@ def assert_judge_agrees_with_humans(
     ``scores``) fail the gate (default: the session's ``--judgerel-max-parse-failures``).
     Returns ``{"kendall": ..., "mipsa": ...}`` (only the statistics asked for).
     """
-    from pytest_judgerel.gates.conclusion import parse_failure_limit
+    from pytest_judgerel.gates.stability import attach_stability
     from pytest_judgerel.mindeval.metrics import judge_mipsa, kendall_vs_annotators
 
     max_parse_failures = parse_failure_limit(max_parse_failures)
@@ -140,28 +138,25 @@ def assert_judge_agrees_with_humans(
         raise ConfigError("min_mipsa needs patients= (systems are compared within a patient)")
     out: dict[str, float] = {}
     problems = []
-    records = []
+    records: list[AgreementRecord] = []
     failures = sum(1 for s in judge_scores if s is None or (hasattr(s, "scores") and s.scores is None))
     fp = judge.fingerprint() if hasattr(judge, "fingerprint") else judge
     if min_kendall is not None:
         kt = kendall_vs_annotators(judge_scores, human_scores)
         ok = kt.vs_average >= min_kendall
         out["kendall"] = kt.vs_average
-        groups = {f"annotator {j}": {"value": None if math.isnan(v) else v, "ci": None, "n": None,
-                                     "passed": None} for j, v in enumerate(kt.per_annotator)}
-        records.append(_base("agreement", "Kendall tau-b vs average annotator", kt.vs_average, kt.n, min_kendall,
-                             "min", ok, groups=groups, judge=fp, parse_failures=failures))
+        records.append({"kind": "agreement", **_base(
+            "Kendall tau-b vs average annotator", kt.vs_average, kt.n, min_kendall, ok, fp, failures,
+            _annotator_groups(kt.per_annotator))})
         if not ok:
             problems.append(f"Kendall tau vs average annotator {kt.vs_average:.3f} < {min_kendall:g} (n={kt.n})")
     if min_mipsa is not None:
         mp = judge_mipsa(judge_scores, human_scores, patients, systems, ties)  # type: ignore[arg-type]
         ok = mp.vs_average >= min_mipsa
         out["mipsa"] = mp.vs_average
-        groups = {f"annotator {j}": {"value": None if math.isnan(v) else v, "ci": None, "n": None,
-                                     "passed": None} for j, v in enumerate(mp.per_annotator)}
-        records.append(_base("agreement", f"MIPSA vs average annotator (ties={ties})", mp.vs_average,
-                             mp.n_interactions, min_mipsa, "min", ok, groups=groups, judge=fp,
-                             parse_failures=failures))
+        records.append({"kind": "agreement", **_base(
+            f"MIPSA vs average annotator (ties={ties})", mp.vs_average, mp.n_interactions, min_mipsa, ok, fp,
+            failures, _annotator_groups(mp.per_annotator))})
         if not ok:
             problems.append(f"MIPSA vs average annotator {mp.vs_average:.3f} < {min_mipsa:g} "
                             f"({mp.n_interactions} patients)")
@@ -170,5 +165,13 @@ def assert_judge_agrees_with_humans(
                         f"failed (allowed {max_parse_failures})")
         for rec in records:
             rec["passed"] = False
+    for rec in records:
+        attach_stability(rec, None)
     _finish(records, problems, "judge disagrees with humans")
     return out
+
+
+def _annotator_groups(per_annotator: Sequence[float]) -> dict[str, GroupResult]:
+    """One group per annotator: the statistic against that annotator alone (no verdict of its own)."""
+    return {f"annotator {j}": {"value": None if math.isnan(v) else v, "ci": None, "n": None, "passed": None}
+            for j, v in enumerate(per_annotator)}

@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 from typing import Any, Sequence
 
-from pytest_judgerel.errors import ConfigError, LLMCallError
+from pytest_judgerel.errors import ConfigError, LLMCallError, MissingKeyError
 
 __all__ = ["BACKSTORY_GRAMMAR", "BACKSTORY_MAX_TOKENS", "ContextWindowError", "backstory_request",
            "context_overflow", "generate_backstories", "paragraph_count"]
@@ -147,8 +147,10 @@ def generate_backstories(
         for i, resp in zip(todo, responses):
             pid = getattr(out[i], "profile_id", i)
             if isinstance(resp, BaseException):
-                if not isinstance(resp, LLMCallError):
-                    raise resp  # a configuration or cache error, not the model's: as it is
+                if not isinstance(resp, LLMCallError) or isinstance(resp, MissingKeyError):
+                    # a configuration or cache error, not the model's (a missing key too: the plugin
+                    # stops the session on it with its one message): as it is
+                    raise resp
                 if context_overflow(resp):
                     cap = requests[todo.index(i)].max_tokens
                     raise ContextWindowError(

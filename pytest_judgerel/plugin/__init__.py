@@ -163,8 +163,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
         if call.excinfo.errisinstance((CacheCorruptError, MissingKeyError)):
             # every later test would hit the same damaged database or missing key: stop with its
-            # one clear message
+            # one clear message, shown without the plugin's and the client's frames
             item.session.shouldstop = str(call.excinfo.value)
+            if report.failed:
+                report.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
     if report.when in ("call", "teardown") or (report.when == "setup" and report.outcome != "passed"):
         # records (and calls) since the last report of this test: a gate in a fixture's
         # teardown reaches the report too
@@ -176,10 +178,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         calls = session.call_delta(item.stash.get(CALLS_KEY, {})) if session else {}
         if session is not None:
             item.stash[CALLS_KEY] = session.call_snapshot()
+        anchor_sample = session.anchor_sample(records) if session is not None else []
         if records or calls:
             # Transport on a plain attribute (xdist serialises report.__dict__), not on
             # user_properties: junitxml would print the whole payload as a Python repr.
             report.judgerel = {"records": records, "calls": calls}
+            if anchor_sample:  # the drift anchors' candidates of this test (pytest_judgerel.anchors)
+                report.judgerel["anchors"] = anchor_sample
             shared = session.take_shared() if session is not None else {}
             if shared:  # calls of shared fixtures among them (see pytest_fixture_setup)
                 report.judgerel["shared"] = shared

@@ -45,6 +45,28 @@ def _wire_of(backend: str, endpoint: Any) -> str:
     return "HTTP fast path" if via == "http" else "litellm"
 
 
+def _unknown_provider(model: str) -> str | None:
+    """Why no call to ``model`` can be routed (it names no provider and litellm knows of none), or None.
+
+    A model with a ``provider/`` prefix, or a bare name whose provider is plain (``gpt-...``,
+    ``claude-...``), is taken as it is; only for any other bare name is litellm asked (imported
+    for it, once, at the session's start)."""
+    from ..llm.endpoint import provider_of
+
+    if provider_of(model) is not None:
+        return None
+    from ..llm.litellm_setup import get_litellm
+
+    try:
+        get_litellm().get_llm_provider(model)
+    except Exception:  # noqa: BLE001 - litellm's BadRequestError, or anything it raises instead
+        return (f"the judge model {model!r} names no provider litellm knows, so no call could be sent: "
+                "spell it provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+                "ollama/llama3 or, for any OpenAI-compatible server, openai/<name> with "
+                "--judge-api-base=http://host:port/v1")
+    return None
+
+
 def session_of(config: pytest.Config) -> "JudgerelSession":
     """The judgerel session of ``config`` (the one accessor the fixtures use)."""
     return config.stash[SESSION_KEY]
@@ -77,6 +99,7 @@ class JudgerelSession:
         self.gate_reasons: list[str] = []
         self.report: dict[str, Any] | None = None
         self.started = time.time()
+        self.anchor_pool: Any = None  # controller: the drift anchors' candidates (pytest_judgerel.anchors)
         from ..session.context import SessionContext
 
         # the session's endpoint, client and request settings, current from configure to unconfigure
@@ -102,6 +125,9 @@ class JudgerelSession:
                     route(self.settings.backend, endpoint.model, endpoint.api_base)
                 except ConfigError as exc:
                     raise pytest.UsageError(f"pytest-judgerel: {exc}") from None
+                problem = _unknown_provider(endpoint.model)
+                if problem:  # litellm would refuse every call ("LLM Provider NOT provided"): say so now
+                    raise pytest.UsageError(f"pytest-judgerel: {problem}")
 
     # ------------------------------------------------------------ endpoint and client (the context's)
     @property
@@ -196,6 +222,55 @@ class JudgerelSession:
         out, self._shared = self._shared, {}
         return out
 
+    # ------------------------------------------------------------ drift anchors
+    def anchor_sample(self, records: list) -> list[dict[str, Any]]:
+        """Take the ``anchor_calls`` out of a test's ``judge_run`` records (they never reach the
+        report) and keep the deterministic sample of them that the controller merges."""
+        calls = [c for rec in records if rec.get("kind") == "judge_run" for c in rec.pop("anchor_calls", None) or ()]
+        if not calls:
+            return []
+        from ..anchors.sample import CandidatePool
+
+        pool = CandidatePool(size=int(self.settings.anchor_sample))
+        pool.add_calls(calls)
+        return pool.selected()
+
+    def _anchors_block(self) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The report's ``anchors`` block (record or re-judge the anchors when an anchor file is set)
+        and the calls that spent."""
+        from ..anchors.sample import served_by_configuration
+
+        served = served_by_configuration(rec for res in self.results.values() for rec in res["records"])
+        path = self.settings.anchors
+        if not path:
+            if not served:
+                return None, {}
+            from ..anchors.check import served_block
+
+            return served_block(served), {}
+        from ..anchors.check import AnchorRun, check_anchors
+        from ..anchors.sample import CandidatePool
+
+        path = path if os.path.isabs(path) else os.path.join(str(self.config.rootpath), path)
+        pool = self.anchor_pool or CandidatePool(size=int(self.settings.anchor_sample))
+        session_endpoint = self.endpoint_or_none()
+
+        def endpoint_for(judge: Any) -> Any:
+            model = judge.get("model")
+            if session_endpoint is not None and model == session_endpoint.model:
+                return session_endpoint  # the session's server (it may have moved since the anchors were recorded)
+            return self.context.resolve(model, judge.get("api_base"), None)
+
+        client = self.client
+        before = client.stats.to_dict()
+        block = check_anchors(path, pool, served, AnchorRun(client, endpoint_for,
+                                                            sample_size=int(self.settings.anchor_sample)))
+        after = client.stats.to_dict()
+        spent = {k: v - (before.get(k) or 0) for k, v in after.items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "hit_rate"
+                 and v - (before.get(k) or 0)}
+        return block, spent
+
     # ------------------------------------------------------------ collection (controller)
     def keep_partial(self, nodeid: str, records: list, calls: dict[str, Any]) -> None:
         """Records and calls of a test that ended without a report (Ctrl-C): kept for the report
@@ -226,6 +301,12 @@ class JudgerelSession:
                                                       "outcome": "passed",
                                                       "worker": getattr(report, "worker_id", None)})
         if entry is not None:
+            if entry.get("anchors"):
+                if self.anchor_pool is None:
+                    from ..anchors.sample import CandidatePool
+
+                    self.anchor_pool = CandidatePool(size=int(self.settings.anchor_sample))
+                self.anchor_pool.add_selected(entry["anchors"])
             records = list(entry.get("records", []))
             calls = dict(entry.get("calls") or {})
             worker = getattr(report, "worker_id", None)
@@ -286,7 +367,22 @@ class JudgerelSession:
         from ..report.gate import apply_outputs
 
         run = self.as_run(int(exitstatus))
+        anchors: dict[str, Any] | None = None
+        if not self.interrupted:  # a partial run says nothing about the judge
+            anchors, spent = self._anchors_block()
+            if spent:  # the anchors' fresh calls count in the totals (they were made)
+                import dataclasses
+
+                extra = dict(run.extra_calls)
+                for k, v in spent.items():
+                    extra[k] = extra.get(k, 0) + v
+                run = dataclasses.replace(run, extra_calls=extra)
         self.report = build_report(run)
+        if anchors is not None:
+            from ..report.judge_drift import mark_judge_changes
+
+            self.report["anchors"] = anchors
+            mark_judge_changes(self.report)
         reasons = apply_outputs(run, self.report)
         self.gate_reasons = reasons
         if reasons and session.exitstatus == pytest.ExitCode.OK:

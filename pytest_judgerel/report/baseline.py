@@ -138,6 +138,17 @@ class BaselineComparison:
 
 
 # ---------------------------------------------------------------------- load / build
+#: the one word for each comparison status, in the terminal and in HTML (the JSON keeps the status keys)
+STATUS_WORDS = {"pass": "unchanged", "improved": "improved", "within_noise": "within noise",
+                "regression": "regressed", "new": "new", "missing": "missing", "undefined": "undefined",
+                "stale": "stale (judge changed)", "not_run": "baseline test(s) not run"}
+
+
+def status_word(status: str) -> str:
+    """How a comparison status (``pass``, ``regression``, ...) is shown: :data:`STATUS_WORDS`."""
+    return STATUS_WORDS.get(status, status)
+
+
 def empty_baseline() -> dict[str, Any]:
     return {"schema": BASELINE_SCHEMA_ID, "version": BASELINE_VERSION, "judges": {}, "tests": {}}
 
@@ -201,9 +212,11 @@ def compare_point(nodeid: str, name: str, entry: Mapping[str, Any], point: Metri
     tolerance = tol.for_direction(direction)
     base_v, cur_v = entry.get("value"), point.value
     mc = MetricComparison(nodeid, name, "pass", direction, base_v, cur_v, tolerance=tolerance)
-    if entry.get("fingerprint") != point.fingerprint:
+    old_fingerprint = entry.get("fingerprint")
+    if old_fingerprint != point.fingerprint:
         mc.fingerprint_changed = True
-        mc.judge_changes = judge_changes(judges.get(entry.get("fingerprint")), point.judge)
+        old_judge = judges.get(old_fingerprint) if isinstance(old_fingerprint, str) else None
+        mc.judge_changes = judge_changes(old_judge, point.judge)
     if cur_v is None:
         if base_v is None:
             mc.status, mc.reason = "undefined", "undefined in both runs"

@@ -132,6 +132,9 @@ def apply_outputs(run: Any, report: dict[str, Any]) -> list[str]:
                                         max_icc_drop=s.max_icc_drop, max_nmae_rise=s.max_nmae_rise,
                                         report_only=report_only)
     finalize_status(report)
+    from .judge_drift import mark_judge_changes
+
+    mark_judge_changes(report)  # baseline entries of a judge whose anchors drifted: "judge changed"
     outputs = report["outputs"]  # evaluate_gate made it
     rootdir = str(run.rootpath or os.getcwd())
 

@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .baseline import BaselineComparison, Tolerances, compare_report, updated_baseline
 from .io import dumps, read_json, write_text_atomic
@@ -148,7 +148,7 @@ def compare_runs(old: Mapping[str, Any], new: Mapping[str, Any],
     return compare_report(new, updated_baseline(None, old), tolerances=tolerances, path=None)
 
 
-def metric_table(reports: list[Mapping[str, Any]]) -> dict[tuple[str, str], list[float | None]]:
+def metric_table(reports: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[float | None]]:
     """``{(test id, metric): [value in run 1, run 2, ...]}`` across several runs (None where absent)."""
     table: dict[tuple[str, str], list[float | None]] = {}
     for i, rep in enumerate(reports):
@@ -157,3 +157,102 @@ def metric_table(reports: list[Mapping[str, Any]]) -> dict[tuple[str, str], list
                 row = table.setdefault((t["nodeid"], p.name), [None] * len(reports))
                 row[i] = p.value
     return dict(sorted(table.items()))
+
+
+# ---------------------------------------------------------------------- judge drift across runs
+def _drift_stats() -> Any:
+    """:mod:`pytest_judgerel.stats.drift` (the monitor and the attribution), imported when needed."""
+    from ..stats import drift
+
+    return drift
+
+
+_COMPARED = ("steady", "drifted", "inconclusive")
+
+
+def anchor_entries(reports: list[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any] | None]]:
+    """``{configuration id: [its anchors entry in run 1, run 2, ...]}`` (None where absent)."""
+    out: dict[str, list[Mapping[str, Any] | None]] = {}
+    for i, rep in enumerate(reports):
+        for cid, entry in (((rep.get("anchors") or {}).get("configurations")) or {}).items():
+            out.setdefault(cid, [None] * len(reports))[i] = entry
+    return dict(sorted(out.items()))
+
+
+def monitor_anchors(reports: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The sequential monitor (:func:`pytest_judgerel.stats.drift.drift_monitor`, a self-starting
+    CUSUM) over each configuration's anchor comparisons since its reference was last recorded.
+
+    ``{configuration id: {"runs": [indices into reports], "monitor": monitor dict or None,
+    "alarms": [indices of runs where it alarms], "drifted": [indices whose own comparison drifted],
+    "error": reason or None}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for cid, entries in anchor_entries(reports).items():
+        runs: list[int] = []
+        comps: list[Mapping[str, Any]] = []
+        for i, e in enumerate(entries):
+            if e is None:
+                continue
+            if e.get("status") == "recorded":  # a new reference: a new series
+                runs, comps = [], []
+                continue
+            comp = e.get("comparison")
+            if e.get("status") in _COMPARED and isinstance(comp, Mapping) and comp.get("shift_se") is not None:
+                runs.append(i)
+                comps.append(comp)
+        info: dict[str, Any] = {"runs": runs, "monitor": None, "alarms": [], "error": None,
+                                "drifted": [i for i, e in enumerate(entries) if e and e.get("status") == "drifted"]}
+        if comps:
+            try:
+                mon = _drift_stats().drift_monitor(comps)
+            except (ValueError, ArithmeticError) as exc:  # ReliabilityError is a ValueError
+                info["error"] = str(exc)
+            else:
+                info["monitor"] = mon.to_dict()
+                info["alarms"] = [runs[k] for k, step in enumerate(info["monitor"]["steps"]) if step.get("alarm")]
+        out[cid] = info
+    return out
+
+
+def judge_status(reports: list[Mapping[str, Any]], index: int,
+                 monitors: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The judge's anchors at run ``index``: ``drifted`` (a configuration's comparison drifted or
+    the monitor alarms there), ``steady`` (every compared configuration steady), else
+    ``inconclusive`` (no anchors compared included)."""
+    monitors = monitor_anchors(reports[:index + 1]) if monitors is None else monitors
+    entries = [e for row in anchor_entries(reports).values() if (e := row[index]) is not None]
+    statuses = [str(e.get("status")) for e in entries if str(e.get("status")) in _COMPARED]
+    if "drifted" in statuses or any(index in m.get("alarms", ()) for m in monitors.values()):
+        return "drifted"
+    if statuses and all(s == "steady" for s in statuses):
+        return "steady"
+    return "inconclusive"
+
+
+def served_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Server-reported models and ``system_fingerprint`` s that differ between two runs, per
+    configuration both judged, in words."""
+    out = []
+    a = ((old.get("anchors") or {}).get("configurations")) or {}
+    b = ((new.get("anchors") or {}).get("configurations")) or {}
+    for cid in sorted(set(a) & set(b)):
+        for key, word in (("models", "model"), ("system_fingerprints", "system_fingerprint")):
+            before = sorted(((a[cid].get("served") or {}).get(key)) or {})
+            after = sorted(((b[cid].get("served") or {}).get(key)) or {})
+            if before and after and before != after:
+                out.append(f"{cid[:8]} {word} {', '.join(before)} -> {', '.join(after)}")
+    return out
+
+
+def attribute_runs(reports: list[Mapping[str, Any]], old: int, new: int, comparison: BaselineComparison
+                   ) -> dict[str, Any]:
+    """Who moved between runs ``old`` and ``new``: ``{"verdict": "judge drifted" | "system
+    changed" | "both" | "none" | "undetermined", "reason", "judge": status at ``new``,
+    "system_changed"}``.  The system changed when the comparison found a regression or an
+    improvement beyond noise; the judge's status is :func:`judge_status` of the later run
+    (:func:`pytest_judgerel.stats.drift.attribute_change`)."""
+    status = judge_status(reports, new)
+    system = any(e.status in ("regression", "improved") for e in comparison.entries)
+    result = _drift_stats().attribute_change(status, bool(system))
+    d = result.to_dict()
+    return {"verdict": d["verdict"], "reason": d.get("reason", ""), "judge": status, "system_changed": bool(system)}

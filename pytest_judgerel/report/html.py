@@ -14,6 +14,8 @@ import math
 from html import escape
 from typing import Any, Iterable, Mapping, Sequence
 
+from .baseline import status_word
+from .judge_drift import anchors_html
 from .metrics import is_metric_record, panel_warnings
 from .terminal import sequential_line, sequential_rows, sequential_totals, totals_line
 from .fmt import fmt_number
@@ -98,8 +100,8 @@ def svg_interval_bars(rows: Sequence[Mapping[str, Any]], title: str, *, label_wi
     Each row: ``label``, ``value``, optional ``ci`` [lo, hi], ``threshold``, ``color``.
     """
     row_h, top, bottom = 24, 30, 34
-    values = [v for r in rows for v in [_num(r.get("value")), _num(r.get("threshold"))] if v is not None]
-    values += [_num(c) for r in rows for c in (r.get("ci") or []) if _num(c) is not None]
+    numbers = [_num(v) for r in rows for v in [r.get("value"), r.get("threshold"), *(r.get("ci") or [])]]
+    values = [v for v in numbers if v is not None]
     lo, hi = min([0.0] + values), max([1.0] + values)
     pad = (hi - lo) * 0.02
     lo, hi = lo - (pad if lo < 0 else 0), hi + pad
@@ -187,8 +189,8 @@ def svg_heatmap(scales: Sequence[str], matrix: Sequence[Sequence[Any]], title: s
 def svg_scatter(pairs: Sequence[Sequence[Any]], title: str, *, size: int = 340,
                 x_label: str = "human (panel mean)", y_label: str = "judge") -> str:
     """Human (x) vs judge (y) scatter with the identity line y = x (other axes: ``x_label``, ``y_label``)."""
-    pts = [(_num(p[0]), _num(p[1])) for p in pairs if len(p) == 2]
-    pts = [(a, b) for a, b in pts if a is not None and b is not None]
+    coords = [(_num(p[0]), _num(p[1])) for p in pairs if len(p) == 2]
+    pts = [(a, b) for a, b in coords if a is not None and b is not None]
     left, top, pad = 52, 30, 36
     width, height = left + size + 16, top + size + pad + 10
     body = [_text(8, 18, title, 13, weight="600")]
@@ -337,7 +339,7 @@ def _baseline_section(comp: Mapping[str, Any] | None) -> str:
         return ""
     c = comp.get("counts", {})
     head = (f"<h2>Baseline</h2><p class='meta'>{escape(str(comp.get('path')))}: "
-            + escape(", ".join(f"{k} {v}" for k, v in c.items())) + "</p>")
+            + escape(", ".join(f"{v} {status_word(k)}" for k, v in c.items())) + "</p>")
     if comp.get("error"):
         return head + f"<div class='banner fail'>{escape(comp['error'])}</div>"
     rows = []
@@ -345,7 +347,7 @@ def _baseline_section(comp: Mapping[str, Any] | None) -> str:
         cls = {"regression": "fail", "within_noise": "soft", "improved": "pass"}.get(e["status"], "")
         rows.append(f"<tr><td><code>{escape(e['nodeid'])}</code></td><td>{escape(e['metric'])}</td>"
                     f"<td>{_f(e.get('baseline'), 4)}</td><td>{_f(e.get('current'), 4)}</td>"
-                    f"<td>{_f(e.get('delta'), 4)}</td><td class='{cls}'>{escape(e['status'])}</td>"
+                    f"<td>{_f(e.get('delta'), 4)}</td><td class='{cls}'>{escape(status_word(e['status']))}</td>"
                     f"<td>{escape(e.get('reason', ''))}</td></tr>")
     return head + ("<table><tr><th>test</th><th>metric</th><th>baseline</th><th>current</th><th>delta</th>"
                    "<th>status</th><th>why</th></tr>" + "".join(rows) + "</table>" if rows else "")
@@ -370,10 +372,17 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"<li>{escape(r)}</li>" for r in gate.get("reasons", [])) + "</ul></div>")
     else:
         banners.append("<div class='banner ok'>Gate passed.</div>")
+    banners.append(anchors_html(report))  # the drift anchors' status and server changes (judge_drift)
     panels = panel_warnings(report)
     if panels:
         banners.append("<div class='banner soft'>Judge panels worth fewer than half their members:<ul>" + "".join(
             f"<li>{escape(w)}</li>" for w in panels) + "</ul></div>")
+    endpoint = (report.get("settings") or {}).get("endpoint") or {}
+    if endpoint.get("embedded") and endpoint.get("used", True):
+        banners.append(f"<div class='banner soft'>The judge model {escape(str(endpoint.get('model')))} is the "
+                       "embedded SmolLM2-135M-Instruct via llama.cpp: a weak stand-in for offline runs only. Its "
+                       "failing gates say little about your judge; configure a real one with "
+                       "--judge-model=&lt;litellm model&gt;.</div>")
     if report.get("crashed"):
         banners.append("<div class='banner fail'>Crashed tests (worker died): " + escape(
             ", ".join(report["crashed"])) + "</div>")
@@ -388,6 +397,12 @@ def render_html(report: Mapping[str, Any]) -> str:
         if cards:
             sections.append(f"<h3>{escape(t['nodeid'])} <span class='meta'>({escape(t.get('outcome', ''))})"
                             f"</span></h3>" + "".join(cards))
+    plain = [t for t in report["tests"] if not any(is_metric_record(rec) for rec in t["records"])]
+    plain_html = ""
+    if plain:
+        plain_html = ("<h3>Tests without metrics</h3><table><tr><th>test</th><th>outcome</th></tr>" + "".join(
+            f"<tr><td><code>{escape(t['nodeid'])}</code></td><td>{escape(str(t.get('outcome', '')))}</td></tr>"
+            for t in plain) + "</table>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             "<title>pytest-judgerel report</title>"
@@ -398,5 +413,5 @@ def render_html(report: Mapping[str, Any]) -> str:
             + "<h2>Overview</h2>" + _overview(report)
             + _sequential_section(report)
             + _baseline_section(gate.get("baseline"))
-            + "<h2>Tests</h2>" + ("".join(sections) or "<p class='meta'>No metric was recorded.</p>")
+            + "<h2>Tests</h2>" + ("".join(sections) or "<p class='meta'>No metric was recorded.</p>") + plain_html
             + "</body></html>\n")

@@ -59,10 +59,10 @@ def signed_rank_greater(differences: list[float]) -> tuple[float, float, str, in
         counts = [0] * (total + 1)
         counts[0] = 1
         reach = 0
-        for r in doubled:
-            reach += r
-            for s in range(reach, r - 1, -1):
-                counts[s] += counts[s - r]
+        for step in doubled:
+            reach += step
+            for s in range(reach, step - 1, -1):
+                counts[s] += counts[s - step]
         observed = int(round(2 * w_plus))
         p = sum(counts[observed:]) / (2 ** n)
         return w_plus, min(1.0, p), "exact", n

@@ -28,7 +28,13 @@ _NUM_OR_NULL = {"type": ["number", "null"]}
 _INT_OR_NULL = {"type": ["integer", "null"]}
 _STR_OR_NULL = {"type": ["string", "null"]}
 _CI = {"type": ["array", "null"], "items": _NUM_OR_NULL, "minItems": 2, "maxItems": 2}
+_INT = {"type": "integer", "minimum": 0}
+_BOOL = {"type": "boolean"}
+_STR = {"type": "string"}
+_OBJ = {"type": "object"}
 
+# One record: the keys every record type of session/recording.py declares (RECORD_TYPES), and
+# only those (tests/test_report_schema.py checks both ways and that the JSON types agree).
 _RECORD = {
     "type": "object",
     "required": ["kind"],
@@ -65,12 +71,80 @@ _RECORD = {
         "n_omitted": {"type": "integer", "minimum": 0},
         "p_pass": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
         "p_pass_new_items": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-        "stability": {"type": "object"},
-        "repeats_needed": {"type": "object"},
+        "stability": _OBJ,
+        "unstable": _BOOL,
+        # icc
+        "repeats_needed": _OBJ,
+        # agreement, nmae
+        "icc": _NUM_OR_NULL,
+        "nmae": _NUM_OR_NULL,
+        "thresholds": {"type": "object", "additionalProperties": _NUM_OR_NULL},
+        # position_bias
+        "first_preference": _OBJ,
+        "second_preference": _OBJ,
+        "n_first": _INT,
+        "n_second": _INT,
+        "p_position": _NUM_OR_NULL,
+        "alpha": _NUM_OR_NULL,
+        "position_preference": _BOOL,
+        "low_consistency": _BOOL,
+        "n_missing": _INT,
+        "n_tie_mismatch": _INT,
+        "max_first_preference": _NUM_OR_NULL,
+        # length_bias
+        "two_sided": _BOOL,
+        "p": _NUM_OR_NULL,
+        "p_greater": _NUM_OR_NULL,
+        "test": _STR,
+        "scale": _STR,
+        "field": _STR,
+        "length_ratio": _NUM_OR_NULL,
+        "equivalence": _OBJ,
+        "items_needed": _OBJ,
+        # self_preference
+        "own_model": _STR,
+        "models": {"type": "array", "items": _STR},
+        "reference_rank": {"type": "integer"},
+        "judge_rank": {"type": "integer"},
+        "rank_change": {"type": "integer"},
+        "share_higher": _NUM_OR_NULL,
+        "share_lower": _NUM_OR_NULL,
+        "share_equal": _NUM_OR_NULL,
+        "p_sign": _NUM_OR_NULL,
+        "n_dropped": _INT,
+        # pass_rate
+        "observed": _NUM_OR_NULL,
+        "passed_count": _INT,
+        "specificity": _NUM_OR_NULL,
+        "sensitivity": _NUM_OR_NULL,
+        "n_negative": _INT,
+        "n_positive": _INT,
+        "unclipped": _NUM_OR_NULL,
+        "interval_method": _STR,
+        # human_mean, human_mean_difference (lam: one number, or one per system)
+        "lam": {"type": ["number", "null", "array"], "items": _NUM_OR_NULL},
+        "tuned": _BOOL,
+        "n_unlabeled": _INT,
+        "effective_n": _NUM_OR_NULL,
+        "classical": _OBJ,
+        "judge_mean": _NUM_OR_NULL,
+        "judge_bias": _NUM_OR_NULL,
+        "paired": _BOOL,
+        "paired_unlabeled": {"type": ["boolean", "null"]},
+        "new_mean": _NUM_OR_NULL,
+        "old_mean": _NUM_OR_NULL,
+        "new_ci": _CI,
+        "old_ci": _CI,
+        # judge_panel, judge_run (not metrics)
         "effective_judges": _NUM_OR_NULL,
         "mean_error_correlation": _NUM_OR_NULL,
+        "reference": _STR,
+        "items": _INT,
+        "calls": _INT,
+        "reasked": _INT,
+        "failures": {"type": "array", "items": _OBJ},
     },
-    "additionalProperties": True,
+    "additionalProperties": True,  # reports written by a later minor version may carry new keys
 }
 
 _TEST = {
@@ -140,6 +214,42 @@ _COMPARISON = {
     "additionalProperties": True,
 }
 
+_ANCHOR_STATUS = ["recorded", "steady", "drifted", "inconclusive", "error", "off", "unchecked"]
+_SERVER = {"type": "object", "properties": {
+    "models": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+    "system_fingerprints": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}}}
+_ANCHORS = {  # the silent-drift anchors of the session (pytest_judgerel.anchors; docs/reports.md)
+    "type": "object",
+    "required": ["file", "status", "calls", "configurations"],
+    "properties": {
+        "file": _STR_OR_NULL,
+        "status": {"enum": _ANCHOR_STATUS},
+        "calls": {"type": "integer", "minimum": 0},
+        "written": {"type": "boolean"},
+        "error": _STR_OR_NULL,
+        "unused": {"type": "array", "items": {"type": "string"}},
+        "marked_records": {"type": "integer", "minimum": 0},
+        "configurations": {"type": "object", "additionalProperties": {
+            "type": "object",
+            "required": ["judge", "status"],
+            "properties": {
+                "judge": {"type": "object"},
+                "status": {"enum": _ANCHOR_STATUS},
+                "anchors": {"type": "integer", "minimum": 0},
+                "calls": {"type": "integer", "minimum": 0},
+                "comparison": {"type": ["object", "null"]},
+                "human_agreement": {"type": ["object", "null"]},
+                "reference_server": _SERVER,
+                "fresh_server": _SERVER,
+                "served": _SERVER,
+                "server_changes": {"type": "array", "items": {"type": "string"}},
+                "reasons": {"type": "array", "items": {"type": "string"}},
+            },
+            "additionalProperties": True}},
+    },
+    "additionalProperties": True,
+}
+
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://pytest-judgerel.invalid/schemas/report-v1.json",
@@ -183,6 +293,7 @@ REPORT_SCHEMA: dict[str, Any] = {
         "shards": {"type": "array", "items": {"type": "object", "required": ["source", "tests"]}},
         "duplicates": {"type": "array", "items": {"type": "string"}},
         "outputs": {"type": "object", "additionalProperties": {"type": "string"}},
+        "anchors": _ANCHORS,
     },
     "additionalProperties": True,
     "$defs": {"record": _RECORD},

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from .baseline import status_word
 from .fmt import fmt_number
+from .judge_drift import write_anchor_lines
 from .metrics import is_metric_record, panel_warnings
 from .verdict import checks, record_verdict
 
@@ -39,7 +41,7 @@ def metric_rows(report: Mapping[str, Any], verbose: bool = False) -> list[tuple[
     """Table rows: (test, statistic, value, CI, threshold, verdict, p_pass), one per check of a
     record (an agreement gate with ICC and nMAE thresholds shows both; p_pass, the gate's verdict
     stability, on its first row); failing groups (all when verbose)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for t in report["tests"]:
         for rec in t["records"]:
             if not is_metric_record(rec):
@@ -74,11 +76,25 @@ def _table(tr: Any, rows: Sequence[tuple[str, ...]]) -> None:
     widths[0] = min(widths[0], 64)
     tr.write_line("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(), bold=True)
     for r in rows:
-        first = r[0] if len(r[0]) <= widths[0] else "..." + r[0][-(widths[0] - 3):]
-        cells = [first] + list(r[1:])
+        cells = [fit_test_id(r[0], widths[0])] + list(r[1:])
         markup = {"red": True} if r[5] in ("FAIL", "fail") else (
             {"yellow": True} if r[5].endswith("*") else ({"cyan": True} if r[5] in ("CAUGHT", "caught") else {}))
         tr.write_line("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip(), **markup)
+
+
+def fit_test_id(text: str, width: int) -> str:
+    """``text`` (a test id) in at most ``width`` characters, keeping what names the test: the file's
+    base name and the test's name (``examples/test_x.py::test_y[0-5]`` -> ``test_x.py::test_y[0-5]``),
+    then, if still too long, its start and its end around ``...``."""
+    if len(text) <= width:
+        return text
+    path, sep, rest = text.partition("::")
+    if sep and "/" in path:
+        text = path.rsplit("/", 1)[1] + sep + rest
+        if len(text) <= width:
+            return text
+    head = (width - 3) // 2
+    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
 
 
 def totals_line(totals: Mapping[str, Any]) -> str:
@@ -180,10 +196,9 @@ def write_baseline_section(tr: Any, comp: Mapping[str, Any]) -> None:
         tr.write_line(f"baseline {path} not found: {c['new']} metric(s) are new; run with "
                       "--judgerel-update-baseline to create it", yellow=True)
         return
-    tr.write_line(
-        f"baseline {path}: {c['pass']} unchanged, {c['improved']} improved, {c['within_noise']} within noise, "
-        f"{c['regression']} regressed, {c['new']} new, {c['missing']} missing, {c['stale']} stale "
-        f"(judge changed), {c['not_run']} baseline test(s) not run")
+    tr.write_line(f"baseline {path}: " + ", ".join(
+        f"{c[k]} {status_word(k)}" for k in ("pass", "improved", "within_noise", "regression", "new", "missing",
+                                             "stale", "not_run")))
     entries = comp["entries"]
     by = {s: [e for e in entries if e["status"] == s] for s in ("regression", "within_noise", "improved",
                                                                  "new", "missing")}
@@ -201,6 +216,17 @@ def write_baseline_section(tr: Any, comp: Mapping[str, Any]) -> None:
     _listed(tr, "new (not in the baseline)", by["new"])
     _listed(tr, "missing (in the baseline, not recorded by this run)", by["missing"], yellow=True)
     _listed(tr, "stale (recorded with another judge)", stale, yellow=True)
+
+
+def _listed_regressions(comp: Mapping[str, Any] | None) -> set[str]:
+    """The gate reasons of the regressions :func:`write_baseline_section` lists (by name, with the
+    reason), so the summary does not print each twice."""
+    if not comp or comp.get("error") or comp.get("updated") or not comp.get("found"):
+        return set()
+    regressions = [e for e in comp.get("entries", []) if e.get("status") == "regression"]
+    if len(regressions) > _MAX_LISTED:  # only the first ones are listed: keep every reason
+        return set()
+    return {f"{e['nodeid']} {e['metric']}: {e.get('reason', '')}" for e in regressions}
 
 
 def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], settings: Any) -> None:
@@ -229,6 +255,7 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
         tr.write_line(f"judge panel warning: {line}", yellow=True)
     tr.write_line(totals_line(totals))
     _write_sequential(tr, report)
+    write_anchor_lines(tr, report)  # the drift anchors' status, server changes (judge_drift)
     session = report.get("session") or {}
     if session.get("interrupted"):
         tr.write_line("INTERRUPTED: the report holds the partial results of the tests that ran "
@@ -246,8 +273,16 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
         tr.write_line(f"{labels.get(key, key)}: {path}")
     hard = set(gate.get("errors", []))
     from_pytest = set(gate.get("pytest", []))  # pytest reports these itself
+    listed = _listed_regressions(gate.get("baseline"))  # the baseline section printed these already
+    if listed.intersection(all_reasons):
+        n = len(listed.intersection(all_reasons))
+        if report.get("report_only"):
+            tr.write_line(f"judgerel gate (report-only, not failing): {n} baseline regression(s), listed above",
+                          yellow=True)
+        else:
+            tr.write_line(f"judgerel gate FAILED: {n} baseline regression(s), listed above", red=True, bold=True)
     for reason in all_reasons:
-        if reason in from_pytest:
+        if reason in from_pytest or reason in listed:
             continue
         if reason in hard or not report.get("report_only"):
             tr.write_line(f"judgerel gate FAILED: {reason}", red=True, bold=True)

@@ -24,11 +24,29 @@ import contextlib
 import contextvars
 import math
 import threading
+import types
 from dataclasses import dataclass, field
-from typing import Any, Iterator, TypedDict, cast
+from functools import lru_cache
+from typing import Any, Iterator, Literal, Mapping, TypedDict, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+from typing import is_typeddict
 
-__all__ = ["MetricRecord", "Check", "Recorder", "new_record", "active_recorder", "recording", "jsonable"]
+from ..errors import JudgerelError
 
+__all__ = ["Record", "MetricRecord", "Check", "GroupResult", "WorstItem", "StabilityInfo", "RECORD_TYPES",
+           "IccRecord", "ScaleConsistencyRecord", "AgreementRecord", "PositionBiasRecord", "LengthBiasRecord",
+           "SelfPreferenceRecord", "PassRateRecord", "HumanMeanRecord", "HumanMeanDifferenceRecord",
+           "MindEvalScoreRecord", "JudgePanelRecord", "JudgeRunRecord", "RecordError", "new_record",
+           "check_record", "record_keys", "Recorder", "active_recorder", "recording", "jsonable"]
+
+
+# ---------------------------------------------------------------------- the record types
+# One TypedDict per record kind (RECORD_TYPES), all plain JSON values: records cross process
+# boundaries as they are (xdist serialises the test report's attribute) and the JSON report
+# writes them unchanged.  Every key is optional to the type (``total=False``): a gate that
+# fails before computing (unparseable replies, a constant judge) records fewer of them.  The
+# report schema's ``record`` (report/schema.py) lists the same keys (tests/test_report_schema.py
+# checks both ways).  Numbers a statistic computes are ``float | None``: a non-finite float is
+# recorded as null.
 
 class Check(TypedDict, total=False):
     """One threshold of a gate: the statistic, its value (and CI), threshold, direction, verdict."""
@@ -37,61 +55,354 @@ class Check(TypedDict, total=False):
     value: float | None
     ci: list[float | None] | None
     threshold: float | None
-    direction: str  # "min": value >= threshold passes; "max": value <= threshold passes
+    direction: Literal["min", "max"]  # "min": value >= threshold passes; "max": value <= threshold passes
     passed: bool | None
 
 
-class MetricRecord(TypedDict, total=False):
-    """What every gate records (JSON-able; validated by the report schema's ``record``).
+class GroupResult(TypedDict, total=False):
+    """One group of a gate (a benchmark, a pair of scales, a severity, an annotator...)."""
 
-    ``value`` None with ``error`` set: the statistic could not be computed (e.g. a constant
-    judge).  ``checks`` holds one :class:`Check` per threshold when a gate has several (an
-    agreement gate with ICC and nMAE).  Kind-specific fields (``item_scores``, ``matrix``,
-    probe shares...) may be added; the report schema allows them.
-    """
-
-    kind: str
-    statistic: str
-    label: str | None
     value: float | None
     ci: list[float | None] | None
     n: int | None
     k: int | None
     threshold: float | None
-    direction: str
     passed: bool | None
-    report_only: bool
-    error: str
-    checks: list[Check]
-    groups: dict[str, dict[str, Any]]
-    worst_items: list[dict[str, Any]]
-    judge: dict[str, Any] | None
+    reason: str  # why the group's statistic is undefined
+    reasons: list[str]  # the agreement checks the group fails
+    nmae: float | None
+    n_unlabeled: int
+    lam: float | None
+
+
+class WorstItem(TypedDict, total=False):
+    """An item the failure message names: its id, a readable detail and the number behind it."""
+
+    item: str
+    detail: str
+    error: float | None  # agreement: |judge - human| / range
+    spread: float | None  # ICC: the largest spread across raters
+    shift: float | None  # length bias: the padded minus the original score
+
+
+class StabilityInfo(TypedDict, total=False):
+    """How far a gate's verdict can be trusted (gates/stability.py)."""
+
+    p_pass: float | None
+    unstable: bool
+    n_boot: int
+    seed: int
+    resample: str
+    n_undefined: int
+    statistic: str
+    predictive: bool
+    predicts: str
+    p_pass_new_items: float | None
+    new_items_resample: str
+
+
+class Record(TypedDict, total=False):
+    """What every record has: its ``kind``, the judge that produced it and the verdict."""
+
+    kind: str
+    judge: dict[str, Any] | None  # the fields that identify the judge (report/metrics.py hashes them)
+    passed: bool | None
     parse_failures: int
-    use: str
+    error: str  # the statistic could not be computed: why (``value`` is then null)
+    n: int | None
+    k: int | None
+
+
+class MetricRecord(Record, total=False):
+    """What every gate records (the base of every gate kind's record).
+
+    ``value`` None with ``error`` set: the statistic could not be computed (e.g. a constant
+    judge).  ``checks`` holds one :class:`Check` per threshold when a gate has several (an
+    agreement gate with ICC and nMAE).  ``report_only`` and ``unstable`` are set by the gate
+    conclusion (gates/conclusion.py), ``p_pass`` and ``stability`` by gates/stability.py.
+    """
+
+    statistic: str
+    label: str | None
+    value: float | None
+    ci: list[float | None] | None
+    threshold: float | None
+    direction: Literal["min", "max"]
+    report_only: bool
+    checks: list[Check]
+    groups: dict[str, GroupResult]
+    worst_items: list[WorstItem]
+    use: Literal["estimate", "ci_low", "ci_high", "equivalence"]
     confidence: float
     n_omitted: int
-    pairs: list[list[float | None]] | None
-    scales: list[str]
-    matrix: list[list[float | None]]
-    item_scores: dict[str, float | None]
+    item_scores: dict[str, float | None]  # per-item loss, lower is better (the baseline's paired test)
     p_pass: float | None
-    stability: dict[str, Any]
-    repeats_needed: dict[str, Any]
+    p_pass_new_items: float | None
+    stability: StabilityInfo
     unstable: bool
-    # a ``judge_run`` record (one per batch of judge calls; not a metric): its size and failures
+
+
+class IccRecord(MetricRecord, total=False):
+    """``icc``: :func:`~pytest_judgerel.assert_icc_above`."""
+
+    repeats_needed: dict[str, Any]  # stats.planning's RepeatsPlan.to_dict()
+
+
+class ScaleConsistencyRecord(MetricRecord, total=False):
+    """``scale_consistency``: :func:`~pytest_judgerel.assert_scale_consistent`."""
+
+    scales: list[str]
+    matrix: list[list[float | None]]  # the pairwise ICCs, scales x scales (1 on the diagonal)
+
+
+class AgreementRecord(MetricRecord, total=False):
+    """``agreement`` and ``nmae``: :func:`~pytest_judgerel.assert_agreement` (and the MindEval
+    agreement gate, which records the base fields only)."""
+
+    icc: float | None
+    nmae: float | None
+    thresholds: dict[str, float | None]  # {"min_icc": ..., "max_nmae": ...}
+    pairs: list[list[float | None]] | None  # [human, judge] item means, for the HTML scatter
+
+
+class PositionBiasRecord(MetricRecord, total=False):
+    """``position_bias``: :func:`~pytest_judgerel.assert_position_consistent`."""
+
+    first_preference: dict[str, Any]  # stats.proportion's Proportion.to_dict()
+    second_preference: dict[str, Any]
+    n_first: int
+    n_second: int
+    p_position: float | None
+    alpha: float | None
+    position_preference: bool
+    low_consistency: bool
+    n_missing: int
+    n_tie_mismatch: int
+    max_first_preference: float | None
+
+
+class LengthBiasRecord(MetricRecord, total=False):
+    """``length_bias``: :func:`~pytest_judgerel.assert_no_length_bias`."""
+
+    two_sided: bool
+    p: float | None
+    p_greater: float | None
+    test: str
+    scale: str
+    field: str
+    length_ratio: float | None
+    alpha: float
+    equivalence: dict[str, Any]  # stats.bias's EquivalenceTest.to_dict()
+    items_needed: dict[str, Any]  # stats.planning's equivalence_sample_size(...).to_dict()
+
+
+class SelfPreferenceRecord(MetricRecord, total=False):
+    """``self_preference``: :func:`~pytest_judgerel.assert_no_self_preference`."""
+
+    own_model: str
+    models: list[str]
+    reference_rank: int
+    judge_rank: int
+    rank_change: int
+    share_higher: float | None
+    share_lower: float | None
+    share_equal: float | None
+    p_sign: float | None
+    n_dropped: int
+    alpha: float
+    equivalence: dict[str, Any]
+
+
+class PassRateRecord(MetricRecord, total=False):
+    """``pass_rate``: :func:`~pytest_judgerel.assert_pass_rate`."""
+
+    observed: float | None
+    passed_count: int
+    specificity: float | None
+    sensitivity: float | None
+    n_negative: int
+    n_positive: int
+    unclipped: float | None
+    interval_method: str
+
+
+class HumanMeanRecord(MetricRecord, total=False):
+    """``human_mean``: :func:`~pytest_judgerel.assert_human_mean_above`."""
+
+    lam: float | None
+    tuned: bool
+    n_unlabeled: int
+    effective_n: float | None
+    classical: dict[str, Any]  # the human-only mean (stats.ppi's HumanMean.to_dict())
+    judge_mean: float | None
+    judge_bias: float | None
+
+
+class HumanMeanDifferenceRecord(MetricRecord, total=False):
+    """``human_mean_difference``: :func:`~pytest_judgerel.assert_human_mean_difference`."""
+
+    lam: list[float | None]  # one per system
+    tuned: bool
+    paired: bool
+    paired_unlabeled: bool | None
+    effective_n: float | None
+    classical: dict[str, Any]
+    new_mean: float | None
+    old_mean: float | None
+    new_ci: list[float | None]
+    old_ci: list[float | None]
+
+
+class MindEvalScoreRecord(MetricRecord, total=False):
+    """``mindeval_score``: :func:`~pytest_judgerel.mindeval.assert_mindeval_score` (the base fields)."""
+
+
+class JudgePanelRecord(Record, total=False):
+    """``judge_panel`` (not a metric): how many independent judges a panel is worth."""
+
+    models: list[str]
+    items: int
+    effective_judges: float | None
+    mean_error_correlation: float | None
+    reference: str
+
+
+class JudgeRunRecord(Record, total=False):
+    """``judge_run`` (not a metric): one batch of judge calls, its size and failures."""
+
     items: int
     calls: int
     reasked: int
-    failures: list[dict[str, Any]]
+    failures: list[dict[str, Any]]  # JudgeFailure.to_dict(), the first 20
 
 
-def new_record(kind: str, **fields: Any) -> MetricRecord:
-    """The one constructor of every record a gate, judge or probe hands the recorder: ``kind``
-    plus its fields.  Fields :class:`MetricRecord` does not declare are kept: the report schema
-    allows kind-specific fields (probe shares, MindEval groups...)."""
-    rec: dict[str, Any] = {"kind": kind}
-    rec.update(fields)
-    return cast(MetricRecord, rec)
+RECORD_TYPES: dict[str, type] = {
+    "icc": IccRecord,
+    "scale_consistency": ScaleConsistencyRecord,
+    "agreement": AgreementRecord,
+    "nmae": AgreementRecord,
+    "position_bias": PositionBiasRecord,
+    "length_bias": LengthBiasRecord,
+    "self_preference": SelfPreferenceRecord,
+    "pass_rate": PassRateRecord,
+    "human_mean": HumanMeanRecord,
+    "human_mean_difference": HumanMeanDifferenceRecord,
+    "mindeval_score": MindEvalScoreRecord,
+    "judge_panel": JudgePanelRecord,
+    "judge_run": JudgeRunRecord,
+}
+"""The record type of each ``kind``: a new kind of record adds its TypedDict here (and its new
+keys to the report schema's ``record``)."""
+
+
+# ---------------------------------------------------------------------- the one checked path
+class RecordError(JudgerelError, TypeError):
+    """A record does not match the type of its kind: an undeclared key, a value of the wrong type,
+    an unknown kind (the message names the kind, the key and both types)."""
+
+
+R = TypeVar("R", bound=Record)
+
+
+def new_record(kind: str, **fields: Any) -> Record:
+    """A record of ``kind`` with ``fields``, checked at run time (:func:`check_record`).  Code
+    whose record type is known statically builds it as that TypedDict (mypy checks the keys) and
+    the gate conclusion checks it again at run time."""
+    return check_record(cast(Record, {"kind": kind, **fields}))  # checked at run time
+
+
+def check_record(rec: R) -> R:
+    """``rec`` unchanged, once its kind is known and every key is declared by the kind's type
+    with a value of that type (numpy scalars count as the numbers they hold; a non-finite float
+    counts as null, as it is recorded); else :class:`RecordError`."""
+    _check_plain(jsonable(rec))
+    return rec
+
+
+def _check_plain(rec: Mapping[str, Any]) -> None:
+    """:func:`check_record` of a record already made plain JSON (:func:`jsonable`)."""
+    kind = rec.get("kind")
+    cls = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise RecordError(f"record kind {kind!r} is not declared: one of {sorted(RECORD_TYPES)} "
+                          "(a new kind adds its TypedDict to session.recording.RECORD_TYPES)")
+    problem = _typed_dict_problem(rec, cls, f"{kind!r} record")
+    if problem is not None:
+        raise RecordError(problem)
+
+
+def record_keys(cls: type) -> dict[str, Any]:
+    """The keys a record type declares (its own and its bases'), with their types."""
+    return dict(_hints(cls))
+
+
+@lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def _typed_dict_problem(value: Mapping[str, Any], cls: type, path: str) -> str | None:
+    hints = _hints(cls)
+    for key, item in value.items():
+        if key not in hints:
+            return (f"{path}: key {key!r} is not declared by {cls.__name__} "
+                    f"(declared: {', '.join(sorted(hints))})")
+        problem = _value_problem(item, hints[key], f"{path}[{key!r}]")
+        if problem is not None:
+            return problem
+    return None
+
+
+def _value_problem(value: Any, tp: Any, path: str) -> str | None:
+    """Why ``value`` (plain JSON) is not of type ``tp``; None when it is."""
+    if tp is Any:
+        return None
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Union or origin is types.UnionType:
+        if value is None and type(None) in args:
+            return None
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:  # X | None: name the problem inside X
+            problem = _value_problem(value, rest[0], path)
+            return None if problem is None else problem.replace(f"must be {_name(rest[0])}", f"must be {_name(tp)}", 1)
+        if any(_value_problem(value, a, path) is None for a in rest):
+            return None
+        return _wrong(value, tp, path)
+    if origin is Literal:
+        return None if value in args else f"{path} must be one of {list(args)}, got {value!r}"
+    if origin is list:
+        if not isinstance(value, list):
+            return _wrong(value, tp, path)
+        return next((p for i, v in enumerate(value) if (p := _value_problem(v, args[0], f"{path}[{i}]"))), None)
+    if origin is dict:
+        if not isinstance(value, dict):
+            return _wrong(value, tp, path)
+        return next((p for k, v in value.items() if (p := _value_problem(v, args[1], f"{path}[{k!r}]"))), None)
+    if is_typeddict(tp):
+        return _typed_dict_problem(value, tp, path) if isinstance(value, dict) else _wrong(value, tp, path)
+    if tp is type(None):
+        ok = value is None
+    elif tp is bool:
+        ok = isinstance(value, bool)
+    elif tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif tp is float:  # a JSON number
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif tp is str:
+        ok = isinstance(value, str)
+    else:
+        raise TypeError(f"record types use JSON types only; {path} is declared {tp!r}")
+    return None if ok else _wrong(value, tp, path)
+
+
+def _name(tp: Any) -> str:
+    if isinstance(tp, type) and not get_args(tp):
+        return "None" if tp is type(None) else tp.__name__
+    return str(tp).replace("typing.", "").replace("NoneType", "None")
+
+
+def _wrong(value: Any, tp: Any, path: str) -> str:
+    return f"{path} must be {_name(tp)}, got {type(value).__name__} {value!r:.80}"
 
 
 @dataclass
@@ -101,19 +412,20 @@ class Recorder:
     report_only: bool = False
     max_parse_failures: int = 0
     require_stable: bool = False  # an unstable pass (0.05 < p_pass < 0.95) fails
-    records: list[MetricRecord] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     keep: bool = True  # False: a stand-in that drops what it is given (no test is running)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def record(self, rec: MetricRecord) -> None:
-        """Store one record built by :func:`new_record` (plain JSON types; non-finite floats
-        become None)."""
-        clean = cast(MetricRecord, jsonable(rec))
+    def record(self, rec: Record) -> None:
+        """Store one record as plain JSON (non-finite floats become None), once
+        :func:`check_record` finds it of its kind's type (checked also when nothing is kept)."""
+        clean: Record = jsonable(rec)
+        _check_plain(clean)
         if self.keep:
             with self._lock:
                 self.records.append(clean)
 
-    def since(self, start: int) -> list[MetricRecord]:
+    def since(self, start: int) -> list[Record]:
         """Records added after the first ``start`` (a copy)."""
         with self._lock:
             return list(self.records[start:])
@@ -141,7 +453,10 @@ def recording(recorder: Recorder | None = None, **settings: Any) -> Iterator[Rec
 
 
 def jsonable(value: Any) -> Any:
-    """Plain JSON types only; non-finite floats become None (never a comparable NaN)."""
+    """Plain JSON types only; non-finite floats become None (never a comparable NaN); a numpy
+    scalar becomes the Python number (or bool) it holds."""
+    if getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
+        value = value.item()  # a numpy scalar: np.bool_ -> bool, np.int64 -> int, np.float64 -> float
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -149,6 +149,11 @@ class Settings:
                                 "nMAE (default 0.02, within [0, 1])", 0.02, type=float, check=_within(0.0, 1.0))
     history_dir: str | None = _opt("--judgerel-history", "directory of numbered run files for drift tracking, "
                                    "relative to the rootdir (default: off)", ini="judgerel_history")
+    anchors: str | None = _opt("--judgerel-anchors", "anchor file of the silent-drift check: judge configurations "
+                               "without anchors get a sample recorded, the others are re-judged fresh and "
+                               "compared (relative to the rootdir; default: off)", env="JUDGEREL_ANCHORS")
+    anchor_sample: int = _opt("--judgerel-anchor-sample", "anchors recorded per judge configuration (default 30)",
+                              30, type=int, check=_at_least(3))
     progress: bool = _opt("--judgerel-progress", "show judge-call progress on the terminal (default true)", True,
                           type=_bool)
     sources: dict[str, str] = field(default_factory=dict, compare=False)

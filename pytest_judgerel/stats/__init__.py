@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     # icc_batch.py, stability.py
     "icc_values": "icc_batch", "icc_statistic": "icc_batch", "ICCStatistic": "icc_batch",
     "verdict_stability": "stability", "VerdictStability": "stability",
+    "MIN_ITEMS_OVER_REPEATS": "stability",
     # proportion.py, bias.py
     "wilson_interval": "proportion", "Proportion": "proportion",
     "position_consistency": "bias", "PositionConsistency": "bias", "paired_shift": "bias", "PairedShift": "bias",

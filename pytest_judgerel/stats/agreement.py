@@ -333,10 +333,11 @@ def bootstrap_ci(
     if paired and len(set(sizes)) > 1:
         raise ReliabilityError(f"paired bootstrap needs samples with the same number of rows, got {sizes}")
 
+    on_indices: Callable[..., float]
     if paired:
         data: tuple[np.ndarray, ...] = (np.arange(sizes[0]),)
 
-        def on_indices(idx: np.ndarray) -> float:
+        def on_indices(idx: np.ndarray) -> float:  # type: ignore[misc]  # one signature per branch
             return float(statistic(*(a[idx] for a in arrays)))
     else:
         data = tuple(np.arange(s) for s in sizes)

@@ -134,18 +134,20 @@ def _aligned_item_means(ratings_by_scale: Mapping[str, Any], names: list[str]) -
     columns = {n: item_means(as_vector_or_matrix(ratings_by_scale[n], name=f"ratings on scale {n!r}"))
                for n in names}
     first = names[0]
-    if all(ids[n] is not None for n in names):
-        ref = ids[first]
+    known = {n: i for n, i in ids.items() if i is not None}
+    ref = known.get(first)
+    if ref is not None and len(known) == len(names):
         for n in names[1:]:
-            if set(ids[n]) != set(ref) or len(ids[n]) != len(ref):
-                only_a = sorted(map(str, set(ref) - set(ids[n])))[:5]
-                only_b = sorted(map(str, set(ids[n]) - set(ref)))[:5]
+            other = known[n]
+            if set(other) != set(ref) or len(other) != len(ref):
+                only_a = sorted(map(str, set(ref) - set(other)))[:5]
+                only_b = sorted(map(str, set(other) - set(ref)))[:5]
                 raise ReliabilityError(
                     f"scales {first!r} and {n!r} cover different items: only in {first!r}: {only_a}, "
                     f"only in {n!r}: {only_b}"
                 )
-            if ids[n] != ref:
-                pos = {item: i for i, item in enumerate(ids[n])}
+            if other != ref:
+                pos = {item: i for i, item in enumerate(other)}
                 columns[n] = columns[n][[pos[item] for item in ref]]
         return [columns[n] for n in names], ref
     sizes = {n: columns[n].size for n in names}

@@ -131,9 +131,9 @@ def _as_samples(data: Any, name: str) -> tuple[tuple[Any, ...] | None, np.ndarra
             raise ReliabilityError(f"{name}: anchors have different numbers of samples ({detail}); "
                                    "pad with NaN and pass nan_policy='omit', or record the same number")
         return ids, np.vstack(rows)
-    ids = tuple(data.item_ids) if getattr(data, "item_ids", None) is not None else None
+    item_ids = tuple(data.item_ids) if getattr(data, "item_ids", None) is not None else None
     arr = as_vector_or_matrix(data, name=name)
-    return ids, (arr[:, None] if arr.ndim == 1 else arr)
+    return item_ids, (arr[:, None] if arr.ndim == 1 else arr)
 
 
 def _align(reference: Any, fresh: Any) -> tuple[tuple[Any, ...] | None, np.ndarray, np.ndarray]:
@@ -646,18 +646,22 @@ def _reference_sd(c: Any) -> float | None:
 
 def _comparison_fields(c: Any, i: int) -> tuple[float, float, int, int, int]:
     get = c.get if isinstance(c, Mapping) else (lambda key: getattr(c, key, None))
-    shift, se = get("shift"), get("shift_se")
     n, m, k = get("n"), get("reference_samples"), get("fresh_samples")
-    for name, v in (("shift", shift), ("shift_se", se)):
+    numbers = []
+    for name, v in (("shift", get("shift")), ("shift_se", get("shift_se"))):
         if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ReliabilityError(f"run {i + 1}: {name} must be a finite number, got {v!r}"
                                    + (" (too few anchors?)" if v is None else ""))
+        numbers.append(float(v))
+    shift, se = numbers
     if se < 0:
         raise ReliabilityError(f"run {i + 1}: shift_se must be >= 0, got {se!r}")
+    counts = []
     for name, v in (("n", n), ("reference_samples", m), ("fresh_samples", k)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ReliabilityError(f"run {i + 1}: {name} must be a positive integer, got {v!r}")
-    return float(shift), float(se), int(n), int(m), int(k)
+        counts.append(v)
+    return float(shift), float(se), counts[0], counts[1], counts[2]
 
 
 def drift_monitor(
@@ -786,6 +790,7 @@ def attribute_change(
     from scipy import stats
 
     alpha = _check_alpha(alpha)
+    status: Any
     if isinstance(anchors, str):
         status, j_shift, j_se, margin = anchors, None, None, None
     else:

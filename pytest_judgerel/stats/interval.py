@@ -89,7 +89,7 @@ class HasInterval:
 
     ci_low: Any
     ci_high: Any
-    confidence: float
+    confidence: Any
 
     @property
     def ci(self) -> tuple[float, float]:

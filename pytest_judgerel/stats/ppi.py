@@ -415,7 +415,7 @@ def ppi_mean_difference(a: Any, b: Any, *, paired: bool = True, paired_unlabeled
         h = _t(conf, min(ya.size, yb.size) - 1) * se_h
         classical = HumanMean(m, m - h, m + h, se_h, min(ya.size, yb.size), conf)
         eff = (float(ya.var(ddof=1)) + float(yb.var(ddof=1))) / var
-    return PPIDifference(value, value - half, value + half, se, conf, (float(la), float(lb)), is_tuned,
+    return PPIDifference(value, value - half, value + half, se, conf, (float(la or 0.0), float(lb or 0.0)), is_tuned,
                          bool(paired), pu, sys_a, sys_b, classical, float(eff))
 
 

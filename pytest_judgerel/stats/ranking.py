@@ -333,8 +333,8 @@ def _count_extreme(null: np.ndarray, observed: float, alternative: str) -> int:
 
 
 def paired_permutation(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
     statistic: Callable[[np.ndarray], float] | None = None,
     n_resamples: int = 10000,
     seed: int | None = 12345,
@@ -403,9 +403,9 @@ def _zscore(x: np.ndarray, name: str) -> np.ndarray:
 
 
 def perm_both(
-    gold: Sequence[float],
-    metric1: Sequence[float],
-    metric2: Sequence[float],
+    gold: Sequence[float] | np.ndarray,
+    metric1: Sequence[float] | np.ndarray,
+    metric2: Sequence[float] | np.ndarray,
     correlation: str | Callable[[np.ndarray, np.ndarray], float] = "pearson",
     n_resamples: int = 1000,
     seed: int | None = 12345,

@@ -359,7 +359,8 @@ def _human_panels(res: StudyResult, humans: _Humans, subgroup: str | None) -> No
         if len(panels) > 1 and pooled is None:
             res.skipped.append(f"pooled human panel{' ' + scale if scale else ''}: the benchmarks' panels do not "
                                "share one set of raters who rated every item on one scale")
-        groups = {None: pooled, **{b: p for b, p in panels.items()}} if pooled is not None else dict(panels)
+        groups: dict[str | None, Ratings] = {None: pooled} if pooled is not None else {}
+        groups.update(panels)
         for sub in humans.subgroups(subgroup):
             name, label = sub.split("=", 1)
             for bench, p in groups.items():
@@ -489,7 +490,7 @@ def _llm_panel(res: StudyResult, humans: _Humans, units, models: list[str], scal
             pos = {i: n for n, i in enumerate(units[(m, scale, bench)][0])}
             cols.append(units[(m, scale, bench)][1][[pos[i] for i in ids]])
         x = np.column_stack(cols) if ids else np.empty((0, len(have)))
-        complete = ~np.isnan(x).any(axis=1)
+        complete = np.asarray(~np.isnan(x).any(axis=1), dtype=bool)
         note = ""
         if not complete.all():
             lost = [i for i, c in zip(ids, complete) if not c]

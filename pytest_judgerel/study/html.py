@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from ..report.html import CSS, svg_scatter
-from .reproduce import TABLE_ORDER, TOLERANCE, paper_tables
+from .reproduce import TABLE_ORDER, TOLERANCE, _fixed, paper_tables
 
 
 def reproduction_html(rep: Any) -> str:
@@ -21,7 +21,7 @@ def reproduction_html(rep: Any) -> str:
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>seed 001 reproduced from its data release</title>",
         f"<style>{CSS} td.num{{text-align:right;font-family:ui-monospace,monospace}} td.miss{{background:#ffebee}}"
-        "</style></head><body>",
+        " td.num small{color:#607d8b} .wide{overflow-x:auto}</style></head><body>",
         "<h1>Seed 001 reproduced from the authors' data release</h1>",
         f"<div class='meta'>{escape(paper_tables()['source'].rstrip('.'))}; SummEval reading {escape(rep.summeval_reading)!s}; "
         f"a cell reproduces when |ours - paper| &le; {TOLERANCE}</div>",
@@ -40,21 +40,22 @@ def reproduction_html(rep: Any) -> str:
             continue
         spec = tabs[name]
         good, total = rep.count((name,))
-        parts.append(f"<h2>Table {escape(name)}: {escape(spec['title'])} ({good}/{total})</h2><table><tr><th></th>")
-        parts += [f"<th colspan='3'>{escape(col)}</th>" for col in spec["columns"]]
-        parts.append("</tr><tr><th></th>" + "<th>paper</th><th>ours</th><th>diff</th>" * len(spec["columns"]) + "</tr>")
+        # two cells per column (paper; ours over its difference): Table 1's 7 columns fit a 1400 px window
+        parts.append(f"<h2>Table {escape(name)}: {escape(spec['title'])} ({good}/{total})</h2>"
+                     "<div class='wide'><table><tr><th></th>")
+        parts += [f"<th colspan='2'>{escape(col)}</th>" for col in spec["columns"]]
+        parts.append("</tr><tr><th></th>" + "<th>paper</th><th>ours (diff)</th>" * len(spec["columns"]) + "</tr>")
         for row in spec["rows"]:
             parts.append(f"<tr><th>{escape(row)}</th>")
             for col in spec["columns"]:
                 c = cells[(row, col)]
                 miss = "" if c.reproduces() else " miss"
-                ours = "n/a" if c.ours is None else f"{c.ours:.4f}"
-                diff = "" if c.difference is None else f"{c.difference:+.4f}"
+                ours = "n/a" if c.ours is None else _fixed(c.ours, 4)
+                diff = "" if c.difference is None else f"<br><small>{_fixed(c.difference, 4, signed=True)}</small>"
                 title = f" title='{escape(c.note)}'" if c.note else ""
-                parts.append(f"<td class='num'>{c.paper:.3f}</td><td class='num{miss}'{title}>{ours}</td>"
-                             f"<td class='num{miss}'>{diff}</td>")
+                parts.append(f"<td class='num'>{c.paper:.3f}</td><td class='num{miss}'{title}>{ours}{diff}</td>")
             parts.append("</tr>")
-        parts.append("</table>")
+        parts.append("</table></div>")
         notes = sorted({c.note for c in cells.values() if c.note and not c.reproduces()})
         parts += [f"<p class='meta'>{escape(note)}</p>" for note in notes]
     parts.append("<h2>The release's quirks and how they were handled</h2><ul>")

@@ -98,8 +98,8 @@ class Reproduction:
                 line = f"{row:<{width}}"
                 for col in cols:
                     c = by_key[(row, col)]
-                    ours = "  n/a" if c.ours is None else f"{c.ours:.3f}"
-                    diff = "" if c.difference is None else f"{c.difference:+.3f}"
+                    ours = "  n/a" if c.ours is None else _fixed(c.ours, 3)
+                    diff = "" if c.difference is None else _fixed(c.difference, 3, signed=True)
                     mark = " " if c.reproduces() else "*"
                     line += f"{c.paper:>9.3f} {ours:>6} {diff:>6}{mark}"
                 out.append(line)
@@ -108,6 +108,15 @@ class Reproduction:
             out.append("")
         out.append("columns: paper, ours, ours - paper; * = differs by more than the tolerance")
         return "\n".join(out)
+
+
+def _fixed(value: float, digits: int, *, signed: bool = False) -> str:
+    """``value`` with ``digits`` decimals; a value that rounds to zero is shown unsigned-zero
+    (``0.000``, ``+0.000`` when ``signed``), never ``-0.000``."""
+    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    if float(text) == 0:
+        text = ("+" if signed else "") + f"{0:.{digits}f}"
+    return text
 
 
 def reproduce(release_dir: str | Path, *, summeval_reading: str = "first") -> Reproduction:

@@ -1,0 +1,73 @@
+"""Seed 001's study code: tests that fail on the planted bugs of issue 31's held-out mutants
+(docs/_drafts/mutants.md lists each mutant and the test that kills it).
+
+On the synthetic release of tests/seed001_layout.py (the release's exact layout, made-up scores).
+"""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from pytest_judgerel.study.analysis import analyse
+from pytest_judgerel.study.release import load_seed001_release
+from pytest_judgerel.study.reproduce import TOLERANCE, Cell
+
+from seed001_layout import SCALES, write_release
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("llm-judge-mutants")
+    written = write_release(root, temperatures=(0.1, 0.7))
+    # blank Llama's 0-5 score of the first STS-B row in the T=0.1 file (a missing score of a temperature run)
+    path = root / "data" / "llm" / "temperatures" / "STS-Benchmark" / "similarity_25_samples_temperature=0.1.csv"
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    column = rows[0].index("Llama3.3_0_5")
+    rows[1][column] = ""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    return written
+
+
+@pytest.fixture(scope="module")
+def loaded(release):
+    return load_seed001_release(release.root)
+
+
+@pytest.mark.parametrize("sign", [+1, -1])
+def test_a_cell_reproduces_only_within_the_tolerance_on_both_sides(sign):
+    """Mutant: ``reproduces`` tested one-sided (``d <= tol``): a value far below the paper's
+    would count as reproduced."""
+    assert Cell("2", "row", "col", paper=0.5, ours=0.5 + sign * TOLERANCE * 0.5).reproduces()
+    assert not Cell("2", "row", "col", paper=0.5, ours=0.5 + sign * TOLERANCE * 3).reproduces()
+    assert not Cell("2", "row", "col", paper=0.5, ours=0.5 + sign * 0.2).reproduces()
+
+
+def test_temperature_runs_mark_human_rated_rows_as_the_main_run_does(loaded):
+    """Mutant: the temperature files' rows all marked human-rated (MoralChoice's second actions
+    were never rated by humans)."""
+    for scale in SCALES:
+        main = loaded.llm[("MoralChoice", scale)]
+        expected = dict(zip(main.item_ids, main.item_groups["human_rated"]))
+        assert "no" in expected.values() and "yes" in expected.values()
+        for t in (0.1, 0.7):
+            run = loaded.temperatures[(t, "MoralChoice", scale)]
+            assert dict(zip(run.item_ids, run.item_groups["human_rated"])) == expected
+
+
+def test_missing_scale_applies_to_the_temperature_runs(loaded):
+    """Mutant: ``missing="scale"`` applied to the main run only: at T=0.1 the item Llama did not
+    score must leave Gemini's 0-5 agreement row too (and be reported), and only there."""
+    temps = {t: loaded.judged(t) for t in (0.1, 0.7)}
+    res = analyse(loaded.human_by_scale(), loaded.judged(), temperatures=temps)
+    assert res.agreement_for("Gemini", "0-5", "STS-B", temperature=0.1).n == 5
+    assert res.agreement_for("Llama", "0-5", "STS-B", temperature=0.1).n == 5
+    assert res.agreement_for("Gemini", "0-5", "STS-B", temperature=0.7).n == 6
+    assert res.agreement_for("Gemini", "0-10", "STS-B", temperature=0.1).n == 6
+    assert any(d.startswith("0-5 STS-B at T=0.1:") and "missing='scale'" in d for d in res.dropped), res.dropped
+    by_row = analyse(loaded.human_by_scale(), loaded.judged(), temperatures=temps, missing="row")
+    assert by_row.agreement_for("Gemini", "0-5", "STS-B", temperature=0.1).n == 6
+    assert by_row.agreement_for("Llama", "0-5", "STS-B", temperature=0.1).n == 5

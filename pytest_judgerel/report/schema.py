@@ -35,6 +35,23 @@ _OBJ = {"type": "object"}
 
 # One record: the keys every record type of session/recording.py declares (RECORD_TYPES), and
 # only those (tests/test_report_schema.py checks both ways and that the JSON types agree).
+_DECISION = {"enum": ["continue", "pass", "fail"]}
+_SEQUENTIAL = {
+    "type": "object",
+    "required": ["unit", "used", "cap", "calls", "cap_calls", "stop"],
+    "properties": {
+        "unit": {"enum": ["repeats", "items"]}, "used": _INT, "cap": _INT, "calls": _INT, "cap_calls": _INT,
+        "saved_calls": _INT, "stop": {"enum": ["settled", "cap", "fixed", "parse failures"]},
+        "decision": {"enum": ["continue", "pass", "fail", None]}, "early": _BOOL, "reason": _STR,
+        "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1}, "rule": _STR_OR_NULL,
+        "eps": _NUM_OR_NULL,
+        "looks": {"type": "array", "items": {"type": "object", "properties": {
+            "look": _INT, "used": _INT, "decision": _DECISION,
+            "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+            "observed": _NUM_OR_NULL, "n_sim": _INT_OR_NULL}}},
+    },
+}
+
 _RECORD = {
     "type": "object",
     "required": ["kind"],
@@ -75,6 +92,8 @@ _RECORD = {
         "unstable": _BOOL,
         # icc
         "repeats_needed": _OBJ,
+        # icc, pass_rate, human_mean drawn sequentially (session/recording.py's SequentialInfo)
+        "sequential": _SEQUENTIAL,
         # agreement, nmae
         "icc": _NUM_OR_NULL,
         "nmae": _NUM_OR_NULL,
@@ -143,6 +162,8 @@ _RECORD = {
         "calls": _INT,
         "reasked": _INT,
         "failures": {"type": "array", "items": _OBJ},
+        "served": {"type": "array", "items": _OBJ},
+        "anchor_calls": {"type": "array", "items": _OBJ},
     },
     "additionalProperties": True,  # reports written by a later minor version may carry new keys
 }

@@ -32,7 +32,8 @@ from typing import is_typeddict
 
 from ..errors import JudgerelError
 
-__all__ = ["Record", "MetricRecord", "Check", "GroupResult", "WorstItem", "StabilityInfo", "RECORD_TYPES",
+__all__ = ["Record", "MetricRecord", "Check", "GroupResult", "WorstItem", "StabilityInfo", "SequentialInfo",
+           "SequentialLookInfo", "RECORD_TYPES",
            "IccRecord", "ScaleConsistencyRecord", "AgreementRecord", "PositionBiasRecord", "LengthBiasRecord",
            "SelfPreferenceRecord", "PassRateRecord", "HumanMeanRecord", "HumanMeanDifferenceRecord",
            "MindEvalScoreRecord", "JudgePanelRecord", "JudgeRunRecord", "RecordError", "new_record",
@@ -99,6 +100,40 @@ class StabilityInfo(TypedDict, total=False):
     predicts: str
     p_pass_new_items: float | None
     new_items_resample: str
+    recentred: bool  # stats/stability.py: the predictive p_pass was recentred
+    rough: bool  # its calibration is known to be rough here (rough_reason says why)
+    rough_reason: str
+    new_items_rough: bool
+
+
+class SequentialLookInfo(TypedDict, total=False):
+    """One look of a sequential gate (stats.sequential's SequentialLook, in brief)."""
+
+    look: int
+    used: int
+    decision: Literal["continue", "pass", "fail"]
+    p_pass_at_cap: float | None
+    observed: float | None
+    n_sim: int | None
+
+
+class SequentialInfo(TypedDict, total=False):
+    """What a sequential gate drew and why it stopped (gates/sequential.py's SequentialRun)."""
+
+    unit: Literal["repeats", "items"]
+    used: int
+    cap: int
+    calls: int
+    cap_calls: int
+    saved_calls: int
+    stop: Literal["settled", "cap", "fixed", "parse failures"]
+    decision: Literal["continue", "pass", "fail"] | None
+    early: bool
+    reason: str
+    p_pass_at_cap: float | None
+    rule: str | None
+    eps: float | None
+    looks: list[SequentialLookInfo]
 
 
 class Record(TypedDict, total=False):
@@ -146,6 +181,7 @@ class IccRecord(MetricRecord, total=False):
     """``icc``: :func:`~pytest_judgerel.assert_icc_above`."""
 
     repeats_needed: dict[str, Any]  # stats.planning's RepeatsPlan.to_dict()
+    sequential: SequentialInfo  # drawn sequentially (--judgerel-sequential)
 
 
 class ScaleConsistencyRecord(MetricRecord, total=False):
@@ -224,6 +260,7 @@ class PassRateRecord(MetricRecord, total=False):
     n_positive: int
     unclipped: float | None
     interval_method: str
+    sequential: SequentialInfo
 
 
 class HumanMeanRecord(MetricRecord, total=False):
@@ -236,6 +273,7 @@ class HumanMeanRecord(MetricRecord, total=False):
     classical: dict[str, Any]  # the human-only mean (stats.ppi's HumanMean.to_dict())
     judge_mean: float | None
     judge_bias: float | None
+    sequential: SequentialInfo
 
 
 class HumanMeanDifferenceRecord(MetricRecord, total=False):
@@ -274,6 +312,8 @@ class JudgeRunRecord(Record, total=False):
     calls: int
     reasked: int
     failures: list[dict[str, Any]]  # JudgeFailure.to_dict(), the first 20
+    served: list[dict[str, Any]]  # per judge configuration: models and system fingerprints served (anchors)
+    anchor_calls: list[dict[str, Any]]  # with --judgerel-anchors: the calls an anchor sample is drawn from
 
 
 RECORD_TYPES: dict[str, type] = {

@@ -65,7 +65,7 @@ def test_the_parse_failure_limit_governs_the_human_agreement_gate():
 
 
 #: every module of gates/ but its shared machinery is a gate module, and MindEval's gates
-SHARED = {"__init__.py", "common.py", "conclusion.py", "stability.py"}
+SHARED = {"__init__.py", "common.py", "conclusion.py", "stability.py", "sequential.py"}
 GATE_MODULES = sorted(f"gates/{p.name}" for p in (ROOT / "pytest_judgerel" / "gates").glob("*.py")
                       if p.name not in SHARED) + ["mindeval/assertions.py"]
 
@@ -108,7 +108,8 @@ def test_gate_modules_share_machinery_only_through_common():
     for name in GATE_MODULES:
         imported = _gate_imports(ROOT / "pytest_judgerel" / name)
         assert "common" in imported, name
-        assert imported <= {"common", "conclusion", "stability"}, f"{name} imports gate modules {sorted(imported)}"
+        assert imported <= {"common", "conclusion", "stability", "sequential"}, \
+            f"{name} imports gate modules {sorted(imported)}"
     assert _gate_imports(ROOT / "pytest_judgerel" / "gates" / "common.py") <= {"conclusion"}
 
 

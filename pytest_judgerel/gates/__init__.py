@@ -2,13 +2,15 @@
 gate adds to its record (verdict stability, repeats needed) and the one conclusion they end in.
 The public names are exported by :mod:`pytest_judgerel`.
 
-The modules, flat (a gate module imports these three, never another gate module):
+The modules, flat (a gate module imports these, never another gate module):
 
 * :mod:`~pytest_judgerel.gates.common`: what every gate shares (argument checks, the
   parse-failure gate, not-computed, the record's common fields, :func:`~.common.finish`);
 * :mod:`~pytest_judgerel.gates.stability`: ``p_pass`` and ``repeats_needed`` for a record;
 * :mod:`~pytest_judgerel.gates.conclusion`: record, report-only, require-stable, raise (reached
   only through ``finish``); ``parse_failure_limit`` and ``JudgeReliabilityFailure``.
+* :mod:`~pytest_judgerel.gates.sequential`: the one call a gate that draws sequentially makes at
+  its start (``settle_icc``, ``settle_pass_rate``, ``settle_human_mean``) and its ``SequentialRun``.
 
 A new gate module (``gates/my_gate.py``):
 

@@ -34,6 +34,7 @@ from .common import (
     not_computed,
     parse_failure_lines,
 )
+from .sequential import settle_human_mean
 from .stability import N_BOOT, SEED, attach_stability
 from ..errors import ReliabilityError
 from ..session.recording import GroupResult, HumanMeanDifferenceRecord, HumanMeanRecord
@@ -136,6 +137,9 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     check_threshold(min_mean, "min_mean", ANY_RANGE)
     use = check_use(use, ("estimate", "ci_low"))
     statistic = "human-scale mean (PPI++)"
+    judge_labeled, judge_unlabeled, seq = settle_human_mean(
+        judge_labeled, human_labeled, judge_unlabeled, min_mean=min_mean, use=use, confidence=confidence, tuned=tuned,
+        lam=lam, grouped=by is not None or groups is not None, max_parse_failures=max_parse_failures)
     source = _judge_inputs(judge_labeled, judge_unlabeled)
     if by is not None:
         if groups is not None:
@@ -164,7 +168,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         except ReliabilityError as exc:
             return not_computed(source, "human_mean", statistic, min_mean, label, exc)
     tested = res.value if use == "estimate" else res.ci_low
-    passed = tested >= min_mean
+    passed = tested >= min_mean if seq is None else seq.verdict(tested >= min_mean)
     group_records: dict[str, GroupResult] = {}
     per: dict[str, Any] = {}  # group -> its PPIMean
     if groups is not None:
@@ -189,6 +193,8 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         "judge_mean": res.judge_mean, "judge_bias": res.judge_bias, "groups": group_records, "n_omitted": n_omitted,
         "parse_failures": len(_failures_of(judge_labeled)) + len(_failures_of(judge_unlabeled)),
     }
+    if seq is not None:
+        rec["sequential"] = seq.to_dict()
     attach_stability(rec, None if f is None else _ppi_stability(
         f, y, fu, min_mean, use, res.confidence, res.tuned, None if res.tuned else res.lam, statistic, tested))
     ok = passed and not bad_groups
@@ -196,7 +202,9 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
     if ok:
         return finish(rec, res)
     lines = [f"{head(label)}{_line(res)}"]
-    if not passed:
+    if seq is not None and seq.early:  # a look settled the verdict before the cap
+        lines.append(seq.line())
+    elif not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
         lines.append(f"  the {what} {tested:.4f} is below min_mean {min_mean}")
     else:

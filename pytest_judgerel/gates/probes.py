@@ -26,6 +26,7 @@ from .common import (
     parse_failure_lines,
     worst_lines,
 )
+from .sequential import settle_pass_rate
 from .stability import attach_stability, mean_gate_stability
 from ..session.recording import (
     LengthBiasRecord,
@@ -330,7 +331,9 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
     """Assert the judge-error-corrected pass rate reaches ``min_rate``.
 
     ``passed``/``n``/``calibration`` as for :func:`pytest_judgerel.stats.corrected_pass_rate`
-    (or ``passed`` is already a :class:`~pytest_judgerel.stats.CorrectedPassRate`).
+    (or ``passed`` is already a :class:`~pytest_judgerel.stats.CorrectedPassRate`, or the judge's
+    ``Ratings`` with one column on the ``0-1`` scale: the top point passes; drawn in item batches in
+    sequential mode, :mod:`pytest_judgerel.gates.sequential`).
     ``use="ci_low"`` gates the lower confidence bound, which includes the uncertainty of the
     judge's specificity and sensitivity; ``interval`` picks its method (``"score"``, default, or
     Lee et al.'s ``"lee"``).  The record's ``p_pass`` is null: the interval already carries the
@@ -341,6 +344,8 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
 
     check_threshold(min_rate, "min_rate", UNIT_RANGE)
     use = check_use(use, ("estimate", "ci_low"))
+    passed, n, seq = settle_pass_rate(passed, n, min_rate=min_rate, calibration=calibration, use=use,
+                                      confidence=confidence, interval=interval)  # judge Ratings: verdicts
     if isinstance(passed, CorrectedPassRate):
         if calibration is not None or n is not None:
             raise ValueError("pass either a CorrectedPassRate or passed/n/calibration, not both")
@@ -351,7 +356,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
                              "[(judge verdict, human label), ...] from a human-labelled calibration set")
         res = corrected_pass_rate(passed, n, calibration=calibration, confidence=confidence, interval=interval)
     tested = res.value if use == "estimate" else res.ci_low
-    ok = tested >= min_rate
+    ok = tested >= min_rate if seq is None else seq.verdict(tested >= min_rate)
     cal = res.calibration
     rec: PassRateRecord = {
         **gate_fields("pass_rate", "corrected pass rate", label, Summary(res.value, res.ci_low, res.ci_high, res.n),
@@ -360,6 +365,8 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         "specificity": cal.specificity, "sensitivity": cal.sensitivity, "n_negative": cal.n_negative,
         "n_positive": cal.n_positive, "unclipped": res.unclipped, "interval_method": res.interval,
     }
+    if seq is not None:
+        rec["sequential"] = seq.to_dict()
     attach_stability(rec, None)  # p_pass: null, as documented: the interval carries the calibration uncertainty
     rec["passed"] = ok
     if ok:
@@ -371,6 +378,6 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         f"  judge on the calibration set: specificity {cal.specificity:.3f} ({cal.n_negative} items humans "
         f"failed), sensitivity {cal.sensitivity:.3f} ({cal.n_positive} items humans passed); "
         "theta = (p + q0 - 1) / (q0 + q1 - 1), Lee et al. 2025",
-        f"  the {what} {tested:.4f} is below min_rate {min_rate}",
+        seq.line() if seq is not None and seq.early else f"  the {what} {tested:.4f} is below min_rate {min_rate}",
     ]
     return finish(rec, res, lines)

@@ -35,6 +35,7 @@ from .common import (
     worst_lines,
 )
 from .conclusion import JudgeReliabilityFailure
+from .sequential import settle_icc
 from .stability import (
     agreement_gate_stability,
     attach_stability,
@@ -82,6 +83,8 @@ def assert_icc_above(
 
     check_threshold(threshold, "threshold")
     use = check_use(use, ("estimate", "ci_low"))
+    ratings, seq = settle_icc(ratings, threshold=threshold, form=form, use=use, confidence=confidence,
+                              nan_policy=nan_policy, by=by, max_parse_failures=max_parse_failures)
     failures = parse_failure_lines(ratings, max_parse_failures)
     if failures:
         return fail_unparsed(ratings, failures, "icc", f"ICC({form})", threshold, label)
@@ -92,7 +95,7 @@ def assert_icc_above(
     except ReliabilityError as exc:
         return not_computed(ratings, "icc", f"ICC({form})", threshold, label, exc)
     tested = result.value if use == "estimate" else result.ci_low
-    passed = tested >= threshold
+    passed = tested >= threshold if seq is None else seq.verdict(tested >= threshold)
     groups: dict[str, GroupResult] = {}
     if by is not None:
         for name, sub in _item_groups(ratings, by):
@@ -104,6 +107,8 @@ def assert_icc_above(
                       "use": use, "groups": groups, "worst_items": worst, "confidence": confidence}
     if result.n_omitted:
         rec["n_omitted"] = result.n_omitted
+    if seq is not None:
+        rec["sequential"] = seq.to_dict()
     over_repeats = (provenance(ratings) or {}).get("design") == "repeats"
     attach_stability(rec, icc_gate_stability(ratings, form, use, confidence, threshold, over_repeats))
     plan = repeats_plan(result, threshold) if use == "estimate" else None
@@ -118,7 +123,11 @@ def assert_icc_above(
         f"[{confidence:.0%} CI {result.ci_low:.4f}, {result.ci_high:.4f}] "
         f"(n={result.n} items, k={result.k} {'repeats' if over_repeats else 'raters'}; Koo & Li: {koo_li_band(result.value)})",
     ]
-    if not passed:
+    if seq is not None and seq.early:  # a look settled the verdict before the cap
+        lines.append(seq.line())
+        if plan is not None:
+            lines.append(f"  {_plan_line(plan, over_repeats)}")
+    elif not passed:
         what = "estimate" if use == "estimate" else "lower CI bound"
         lines.append(f"  the {what} {tested:.4f} is below the threshold {threshold}")
         if plan is not None:

@@ -28,11 +28,12 @@ gate allows ends the drawing at once: the gate fails on them, as it would at the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ReliabilityError
 from ..judging.pending import PendingRatings
 from ..ratings import Ratings
+from ..session.recording import SequentialInfo
 from .conclusion import parse_failure_limit
 
 __all__ = ["SequentialRun", "settle_icc", "settle_pass_rate", "settle_human_mean", "pass_verdicts"]
@@ -93,16 +94,17 @@ class SequentialRun:
         head = f"sequential: {self.used} of {self.cap} {self.unit} drawn ({self.calls} of {self.cap_calls} calls)"
         return f"  {head}: {self.reason}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SequentialInfo:
+        """The record's ``sequential`` block."""
         last = self.last
-        return {
+        return cast(SequentialInfo, {
             "unit": self.unit, "used": self.used, "cap": self.cap, "calls": self.calls, "cap_calls": self.cap_calls,
             "saved_calls": self.saved_calls, "stop": self.stop, "decision": self.decision, "early": self.early,
             "reason": self.reason, "p_pass_at_cap": self.p_pass_at_cap,
             "rule": None if last is None else last.rule, "eps": None if last is None else last.eps,
             "looks": [{"look": lk.look, "used": lk.used, "decision": lk.decision, "p_pass_at_cap": lk.p_pass_at_cap,
                        "observed": lk.observed, "n_sim": lk.n_sim} for lk in self.looks],
-        }
+        })
 
 
 def _pending(data: Any) -> PendingRatings | None:

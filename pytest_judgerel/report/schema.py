@@ -143,6 +143,8 @@ _RECORD = {
         "calls": _INT,
         "reasked": _INT,
         "failures": {"type": "array", "items": _OBJ},
+        "served": {"type": "array", "items": _OBJ},
+        "anchor_calls": {"type": "array", "items": _OBJ},
     },
     "additionalProperties": True,  # reports written by a later minor version may carry new keys
 }

@@ -99,6 +99,10 @@ class StabilityInfo(TypedDict, total=False):
     predicts: str
     p_pass_new_items: float | None
     new_items_resample: str
+    recentred: bool  # the predictive draws recentred on the observed ICC (issue 31)
+    rough: bool  # below the design where p_pass was checked (stats.stability, MIN_ITEMS_OVER_REPEATS)
+    rough_reason: str
+    new_items_rough: bool
 
 
 class Record(TypedDict, total=False):
@@ -274,6 +278,8 @@ class JudgeRunRecord(Record, total=False):
     calls: int
     reasked: int
     failures: list[dict[str, Any]]  # JudgeFailure.to_dict(), the first 20
+    served: list[dict[str, Any]]  # per judge configuration, the server-reported models and fingerprints
+    anchor_calls: list[dict[str, Any]]  # drift anchors' candidates; taken off the record on the worker
 
 
 RECORD_TYPES: dict[str, type] = {

@@ -1,7 +1,10 @@
-"""LLMClient: cache first, litellm on a miss, with concurrency, rate limit and retries.
+"""LLMClient: cache first, a transport on a miss, with single flight, concurrency, rate limit,
+retries and accounting.
 
-All model work of a process runs on the one background event loop of
-:mod:`pytest_judgerel.llm.runtime`; sync callers block on it, async callers await it.
+What every call shares lives here; what differs per path to the wire (key rules, the attempt,
+key hints, cost) lives in the transports (:mod:`pytest_judgerel.llm.transport`), chosen per call
+by :func:`pytest_judgerel.llm.wire.route`.  All model work of a process runs on the one background
+event loop of :mod:`pytest_judgerel.llm.runtime`; sync callers block on it, async callers await it.
 """
 
 from __future__ import annotations
@@ -12,67 +15,17 @@ import os
 import threading
 import time
 import weakref
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
-from pytest_judgerel.llm.runtime import deadline as _deadline
 from pytest_judgerel.llm.runtime import runtime as _runtime
+from pytest_judgerel.llm.settings import LLMSettings
 
 __all__ = ["LLMClient", "LLMSettings", "CallStats"]
-
-
-def _env_backend() -> str:
-    """``JUDGEREL_BACKEND`` (checked by LLMSettings), else ``auto``."""
-    return os.environ.get("JUDGEREL_BACKEND", "").strip() or "auto"
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    """Client configuration.  ``timeout`` is per attempt (seconds); ``rpm`` = requests per minute (None = no limit).
-
-    ``cache_backend`` is a shared store's URL (``redis://``, ``rediss://``, ``unix://``);
-    when set (not None or "") it replaces the diskcache directory ``cache_dir``.
-    ``backend`` is the path to the wire (:mod:`pytest_judgerel.llm.wire`): ``auto`` (the HTTP fast
-    path for OpenAI-compatible endpoints, litellm otherwise), ``litellm`` or ``http``; its default
-    is the environment variable ``JUDGEREL_BACKEND`` (the session's ``--judgerel-backend`` reads the
-    same variable), else ``auto``.
-    """
-
-    cache_dir: str | os.PathLike[str] = ".judgerel_cache"
-    cache_mode: str = "record"
-    max_concurrency: int = 16
-    rpm: float | None = None
-    timeout: float = 120.0
-    max_attempts: int = 4
-    backoff_base: float = 0.5
-    backoff_max: float = 20.0
-    retry_after_cap: float = 30.0
-    cache_backend: str | None = None
-    run_id: str | None = None  # when set, the keys this client served are listed under it (see finish_run)
-    backend: str = field(default_factory=_env_backend)
-
-    def __post_init__(self) -> None:
-        from pytest_judgerel.llm.backend import check_mode
-        from pytest_judgerel.llm.wire import check_backend
-
-        check_mode(self.cache_mode)
-        check_backend(self.backend)
-        if self.cache_backend and (not isinstance(self.cache_backend, str) or "://" not in self.cache_backend):
-            raise ConfigError("cache_backend must be a URL such as redis://host:6379/0 (or None for the "
-                              f"diskcache directory), got a {type(self.cache_backend).__name__} without '://'")
-        if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int) \
-                or self.max_concurrency < 1:
-            raise ConfigError(f"max_concurrency must be an int >= 1, got {self.max_concurrency!r}")
-        if self.rpm is not None and not self.rpm > 0:
-            raise ConfigError(f"rpm must be > 0 or None, got {self.rpm!r}")
-        if not self.timeout > 0:
-            raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout!r}")
-        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1:
-            raise ConfigError(f"max_attempts must be an int >= 1, got {self.max_attempts!r}")
 
 
 @dataclass
@@ -160,20 +113,55 @@ def finish_run(cache_dir: str | os.PathLike[str], run_id: str, keep: int = 5) ->
         pass
 
 
-# the client -----------------------------------------------------------------------------------
-#: sent to an ``api_base`` server when no key is configured (local servers need none)
-PLACEHOLDER_KEY = "judgerel-no-key"
+def response_from_entry(entry: dict, key: str) -> LLMResponse:
+    """The cached answer of a cache entry (:func:`pytest_judgerel.llm.backend.make_entry`)."""
+    response = entry["response"]
+    return LLMResponse(text=response["text"], model=response.get("model", ""),
+                       usage=dict(response.get("usage") or {}), cost=float(response.get("cost", 0.0)),
+                       latency=float(response.get("latency", 0.0)), cached=True, key=key,
+                       timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)),
+                       system_fingerprint=response.get("system_fingerprint"))
 
 
-class _SecretStr(str):
-    """An API key whose repr is masked, so ``pytest -l`` (showlocals) never prints it."""
+def stored_response(response: LLMResponse) -> dict[str, Any]:
+    """What a cache entry keeps of an answer (never the key or anything secret)."""
+    out = {"text": response.text, "model": response.model, "usage": dict(response.usage), "cost": response.cost,
+           "latency": response.latency, "timestamp": response.timestamp, "attempts": response.attempts}
+    if response.system_fingerprint is not None:
+        out["system_fingerprint"] = response.system_fingerprint
+    return out
 
-    def __repr__(self) -> str:
-        return "'***'"
+
+async def acquire_polling(lock: Any, give_up_after: float) -> bool:
+    """Poll a cross-process key lock without blocking the loop; False when its holder seems stuck
+    (``give_up_after`` seconds): the caller then answers without single flight rather than hang."""
+    if lock.acquire(0):
+        return True
+    give_up = time.monotonic() + give_up_after
+    delay = 0.005
+    while time.monotonic() < give_up:
+        await asyncio.sleep(delay)
+        if lock.acquire(0):
+            return True
+        delay = min(delay * 1.5, 0.1)
+    return False
+
+
+def write_used_keys(cache_dir: str | os.PathLike[str], run_id: str | None, keys: set[str]) -> None:
+    """List the keys this process served under ``runs/<run_id>/`` of the cache directory
+    (bookkeeping for ``cache export --last-run`` only; never fails a run)."""
+    if not run_id or not keys:
+        return
+    folder = Path(cache_dir) / "runs" / run_id
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{os.getpid()}.keys").write_text("\n".join(sorted(keys)) + "\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 class LLMClient:
-    """Serve :class:`LLMRequest` s from the cache or through ``litellm.acompletion``."""
+    """Serve :class:`LLMRequest` s from the cache or through their transport (module docstring)."""
 
     def __init__(self, settings: LLMSettings | None = None, *, backend: Any = None, endpoint: Any = None):
         from pytest_judgerel.llm.retry import RetryPolicy
@@ -192,11 +180,9 @@ class LLMClient:
         self._session_start = time.time()
         self._flushed_hits = 0
         self._flushed_misses = 0
-        self._known_cost_models: dict[str, bool] = {}
-        self._missing_keys: dict[tuple[str, str | None], tuple[str, ...]] = {}
         self._used_keys: set[str] = set()
         self._routes: dict[tuple[str, str | None, tuple[str, ...]], str] = {}
-        self._wire: Any = None  # the fast path's pooled HTTP client (pytest_judgerel.llm.wire), on first use
+        self._transports: dict[str, Any] = {}  # the paths to the wire, by name, built on first use
         self._writes: Any = None  # answers waiting to be stored (pytest_judgerel.llm.write_behind)
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
@@ -214,7 +200,7 @@ class LLMClient:
                     from pytest_judgerel.llm.cache import open_backend
 
                     backend_url = self.settings.cache_backend
-                    self._backend = open_backend(backend_url if backend_url else Path(self.settings.cache_dir))
+                    self._backend = open_backend(backend_url if backend_url else Path(self.settings.cache_path))
         return self._backend
 
     def flush_stats(self) -> None:
@@ -227,17 +213,6 @@ class LLMClient:
             backend.incr_stats(hits, misses)
             self._flushed_hits += hits
             self._flushed_misses += misses
-
-    def _write_used_keys(self) -> None:
-        """List the keys this process served under ``runs/<run_id>/`` of the cache directory."""
-        if not self.settings.run_id or not self._used_keys:
-            return
-        folder = Path(self.settings.cache_dir) / "runs" / self.settings.run_id
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{os.getpid()}.keys").write_text("\n".join(sorted(self._used_keys)) + "\n", encoding="utf-8")
-        except OSError:
-            pass  # bookkeeping for `cache export --last-run` only; never fails a run
 
     def _flush_writes(self) -> None:
         """Store the answers still waiting, on the loop thread while it runs (at close); warn about
@@ -264,7 +239,8 @@ class LLMClient:
 
     def _forget_parent_state(self) -> None:
         """After ``fork()``: the parent stores and releases what waits; the child starts clean."""
-        self._wire = None
+        for transport in self._transports.values():
+            transport.forget()
         if self._writes is not None:
             self._writes.forget()
             self._writes = None
@@ -278,10 +254,10 @@ class LLMClient:
         try:
             self._flush_writes()
             self.flush_stats()
-            self._write_used_keys()
+            write_used_keys(self.settings.cache_path, self.settings.run_id, self._used_keys)
         finally:
-            if self._wire is not None:
-                self._wire.close()
+            for transport in self._transports.values():
+                transport.close()
             if self._owns_backend and self._backend is not None:
                 self._backend.close()
                 self._backend = None
@@ -428,13 +404,6 @@ class LLMClient:
         progress.on_call_done(response.cached)
         return response
 
-    def _from_entry(self, entry: dict, key: str) -> LLMResponse:
-        response = entry["response"]
-        return LLMResponse(text=response["text"], model=response.get("model", ""),
-                           usage=dict(response.get("usage") or {}), cost=float(response.get("cost", 0.0)),
-                           latency=float(response.get("latency", 0.0)), cached=True, key=key,
-                           timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)))
-
     def _usable(self, entry: dict | None) -> "TypeGuard[dict]":
         if entry is None:
             return False
@@ -456,7 +425,7 @@ class LLMClient:
         entry = self._lookup(backend, key)
         if self._usable(entry):
             stats.hits += 1
-            return self._from_entry(entry, key)
+            return response_from_entry(entry, key)
         if mode == "replay":
             stats.errors += 1
             raise CacheMissError(
@@ -502,13 +471,13 @@ class LLMClient:
         for storage (the lock is released once it is stored)."""
         stats = self.stats
         lock = backend.key_lock(key)
-        locked = await self._acquire(lock)
+        locked = await acquire_polling(lock, self.settings.timeout * self.settings.max_attempts + 60.0)
         handed_over = False
         try:
             entry = self._lookup(backend, key)  # another process may have answered while we waited
             if self._usable(entry):
                 stats.hits += 1
-                return self._from_entry(entry, key)
+                return response_from_entry(entry, key)
             stats.misses += 1
             response = await self._call_upstream(request, key)
             from pytest_judgerel.llm.backend import make_entry
@@ -517,99 +486,29 @@ class LLMClient:
                 from pytest_judgerel.llm.write_behind import WriteBehind
 
                 self._writes = WriteBehind(backend)
-            self._writes.put(key, make_entry(key, fields, {
-                "text": response.text, "model": response.model, "usage": dict(response.usage),
-                "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
-                "attempts": response.attempts}), lock if locked else None)
+            self._writes.put(key, make_entry(key, fields, stored_response(response)), lock if locked else None)
             handed_over = True
             return response
         finally:
             if locked and not handed_over:
                 lock.release()
 
-    async def _acquire(self, lock: Any) -> bool:
-        """Poll the cross-process key lock without blocking the loop."""
-        if lock.acquire(0):
-            return True
-        give_up = time.monotonic() + self.settings.timeout * self.settings.max_attempts + 60.0
-        delay = 0.005
-        while time.monotonic() < give_up:
-            await asyncio.sleep(delay)
-            if lock.acquire(0):
-                return True
-            delay = min(delay * 1.5, 0.1)
-        return False  # the holder is stuck: answer without single-flight rather than hang
+    def transport(self, name: str) -> Any:
+        """The transport ``name`` (``"http"``, ``"litellm"``) of this client, built on first use."""
+        transport = self._transports.get(name)
+        if transport is None:
+            if name == "http":
+                from pytest_judgerel.llm.http_transport import HTTPTransport
 
-    def _litellm_kwargs(self, request: LLMRequest, key: str | None = None) -> dict[str, Any]:
-        timeout = request.timeout if request.timeout is not None else self.settings.timeout
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
-            "timeout": timeout,
-            "max_retries": 0,
-            "num_retries": 0,
-        }
-        kwargs.update(request.sampling())
-        if request.api_base is not None:
-            kwargs["api_base"] = request.api_base
-        if request.api_key is not None:
-            kwargs["api_key"] = _SecretStr(request.api_key)
-        from pytest_judgerel.llm.litellm_setup import is_custom_provider
+                transport = HTTPTransport()
+            elif name == "litellm":
+                from pytest_judgerel.llm.litellm_transport import LiteLLMTransport
 
-        custom = is_custom_provider(request.model)
-        if request.grammar is not None:
-            if custom:
-                kwargs["grammar"] = request.grammar
-            else:  # llama.cpp-compatible servers read "grammar" from the JSON body
-                kwargs["extra_body"] = {"grammar": request.grammar}
-        if custom and key is not None and request.seed is None:
-            # In-process providers (local model, scripted) draw from a seed derived from the cache
-            # key: repeated samples (different sample_index) are distinct draws, yet each one is
-            # reproducible.  Remote APIs sample on their own; the key still keeps repeats apart.
-            kwargs["sample_seed"] = int(key[:8], 16)
-        extra = dict(request.extra_params)
-        if isinstance(extra.get("extra_body"), dict) and isinstance(kwargs.get("extra_body"), dict):
-            extra["extra_body"] = {**kwargs["extra_body"], **extra["extra_body"]}  # keep the grammar
-        kwargs.update(extra)
-        return kwargs
-
-    def _missing_env_keys(self, litellm: Any, request: LLMRequest) -> tuple[str, ...]:
-        """Environment variables litellm would read for this model's key and finds unset."""
-        slot = (request.model, request.api_base)
-        if slot not in self._missing_keys:
-            try:
-                found = litellm.validate_environment(model=request.model, api_base=request.api_base)
-                missing = tuple(found.get("missing_keys") or ()) if not found.get("keys_in_environment") else ()
-            except Exception:
-                missing = ()
-            self._missing_keys[slot] = missing
-        return self._missing_keys[slot]
-
-    def _key_hint(self, litellm: Any, request: LLMRequest) -> str:
-        """What to set when a call failed for want of a key."""
-        if request.api_base:
-            return f"set JUDGEREL_API_KEY to the key of {request.api_base}"
-        missing = self._missing_env_keys(litellm, request)
-        if missing:
-            return f"set the environment variable {' or '.join(missing)} (not set in this process)"
-        return "check the key in the provider's environment variable"
-
-    def _cost(self, litellm: Any, raw: Any, model: str) -> float:
-        hidden = getattr(raw, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost")
-        if cost is not None:
-            return float(cost)
-        known = self._known_cost_models.get(model)
-        if known is None:
-            bare = model.split("/", 1)[-1]
-            known = model in litellm.model_cost or bare in litellm.model_cost
-            self._known_cost_models[model] = known
-        if not known:
-            return 0.0
-        try:
-            return float(litellm.completion_cost(completion_response=raw) or 0.0)
-        except Exception:
-            return 0.0
+                transport = LiteLLMTransport()
+            else:
+                raise ConfigError(f"no transport {name!r}")
+            self._transports[name] = transport
+        return transport
 
     def _route(self, request: LLMRequest) -> str:
         """``"http"`` or ``"litellm"`` for this request (:func:`pytest_judgerel.llm.wire.route`), remembered
@@ -624,146 +523,15 @@ class LLMClient:
         return chosen
 
     async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
-        """One call upstream through the request's path, with the shared retries and accounting."""
-        if self._route(request) == "http":
-            send, hint = self._http_sender(request)
-            self.stats.http_calls += 1
-        else:
-            send, hint = self._litellm_sender(request, key)
-            self.stats.litellm_calls += 1
-        runtime = _runtime()
-        settings = self.settings
-        attempt = 0
-        while True:
-            attempt += 1
-            await runtime.rate_limit(settings.rpm)
-            async with runtime.semaphore(settings.max_concurrency):
-                started = time.perf_counter()
-                try:
-                    reply = await send()
-                    latency = time.perf_counter() - started
-                    failure = None
-                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException as exc:  # noqa: BLE001 - classified below
-                    from pytest_judgerel.llm.retry import classify_failure
-
-                    failure = classify_failure(exc)
-                    error = exc
-            if failure is None:
-                break
-            if not failure.retryable or attempt >= settings.max_attempts:
-                self.stats.errors += 1
-                status = f"HTTP {failure.status}" if failure.status else failure.kind
-                why = "not retryable" if not failure.retryable else f"gave up after {attempt} attempts"
-                if failure.kind == "auth":
-                    why += f"; missing or rejected key: {hint()}"
-                # ``from None``: the provider's traceback would show litellm's frame arguments
-                # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
-                raise LLMCallError(
-                    f"model {request.model!r} call failed ({status}, {why}) for test {request.test_name}: "
-                    f"{type(error).__name__}: {failure.message}"
-                ) from None
-            self.stats.retries += 1
-            await asyncio.sleep(self._retry.delay(attempt, failure.retry_after))
-        usage, cost = reply.usage, reply.cost
-        self.stats.prompt_tokens += usage["prompt_tokens"]
-        self.stats.completion_tokens += usage["completion_tokens"]
-        self.stats.cost += cost
-        return LLMResponse(text=str(reply.text), model=reply.model, usage=usage, cost=cost, latency=latency,
-                           cached=False, key=key, timestamp=time.time(), attempts=attempt)
-
-    def _missing_key_error(self, request: LLMRequest, hint: str) -> Exception:
-        from pytest_judgerel.errors import MissingKeyError
-
-        self.stats.errors += 1
-        return MissingKeyError(
-            f"model {request.model!r} needs an API key and none is configured (not retryable): "
-            f"{hint}; no request was sent (test {request.test_name})")
-
-    def _http_sender(self, request: LLMRequest) -> tuple[Any, Any]:
-        """The fast path's attempt (:mod:`pytest_judgerel.llm.wire`) and its key hint."""
-        from pytest_judgerel.llm.retry import EmptyResponseError
-        from pytest_judgerel.llm.wire import WIRE_PROVIDERS, WireTransport
-
-        variable = WIRE_PROVIDERS[request.model.partition("/")[0]]
-
-        def hint() -> str:
-            if request.api_base:
-                return f"set JUDGEREL_API_KEY to the key of {request.api_base}"
-            return f"set the environment variable {variable}" + ("" if os.environ.get(variable) else
-                                                                 " (not set in this process)")
-
-        api_key = request.api_key or os.environ.get(variable) or None
-        if api_key is not None and (api_key != api_key.strip() or not api_key.isprintable()):
-            # httpx would refuse the header with the key in its message (a trailing newline from a
-            # .env file is the usual cause): say so without the key, and send nothing
-            self.stats.errors += 1
-            where = "the request's api_key" if request.api_key else f"the environment variable {variable}"
-            raise LLMCallError(f"model {request.model!r}: {where} contains whitespace or a control character "
-                               f"(a trailing newline?); strip it. No request was sent (test {request.test_name})")
-        if api_key is None:
-            if not request.api_base:  # the provider's own endpoint without a key: say so, send nothing
-                raise self._missing_key_error(request, hint())
-            api_key = PLACEHOLDER_KEY  # a local server usually needs none (the litellm path does the same)
-        if self._wire is None:
-            self._wire = WireTransport()
-        wire = self._wire
-        call = wire.prepare(request, api_key)
+        """One call upstream through the request's transport, with the shared retries and accounting."""
+        name = self._route(request)
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
-        from pytest_judgerel.llm.prices import call_cost
+        try:
+            call = self.transport(name).prepare(request, key, timeout)
+        except LLMCallError:  # a missing or malformed key: nothing was sent
+            self.stats.errors += 1
+            raise
+        setattr(self.stats, f"{name}_calls", getattr(self.stats, f"{name}_calls") + 1)
+        from pytest_judgerel.llm.upstream import send_with_retries
 
-        async def send() -> _Reply:
-            async with _deadline(timeout * 1.5 + 5.0):  # httpx's timeout is per read, this one per call
-                reply = await wire.send(call, timeout)
-            if not isinstance(reply.text, str) or not reply.text.strip():
-                raise EmptyResponseError(f"model {request.model} returned empty content")
-            return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage))
-
-        return send, hint
-
-    def _litellm_sender(self, request: LLMRequest, key: str) -> tuple[Any, Any]:
-        """litellm's attempt and its key hint (the reference path: every provider litellm knows)."""
-        from pytest_judgerel.llm.litellm_setup import get_litellm, is_custom_provider
-        from pytest_judgerel.llm.retry import EmptyResponseError
-
-        if request.model.startswith("local/"):
-            from pytest_judgerel.llm.local import ensure_local_provider
-
-            ensure_local_provider()
-        litellm = get_litellm()
-        kwargs = self._litellm_kwargs(request, key)
-        if request.api_key is None and not is_custom_provider(request.model) \
-                and self._missing_env_keys(litellm, request):
-            if request.api_base:
-                # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
-                # OpenAI client refuses to call without one: send a placeholder (never a real key)
-                kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
-            else:  # the provider's own endpoint without a key: say so, send nothing
-                raise self._missing_key_error(request, self._key_hint(litellm, request))
-
-        async def send() -> _Reply:
-            # litellm enforces `timeout` per request; this outer bound only guards providers that ignore it
-            async with _deadline(kwargs["timeout"] * 1.5 + 5.0):
-                raw = await litellm.acompletion(**kwargs)
-            choice = raw.choices[0] if raw.choices else None
-            text = getattr(getattr(choice, "message", None), "content", None)
-            if not isinstance(text, str) or not text.strip():
-                raise EmptyResponseError(f"model {request.model} returned empty content")
-            usage_obj = getattr(raw, "usage", None)
-            usage = {name: int(getattr(usage_obj, name, 0) or 0)
-                     for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-            return _Reply(text, str(getattr(raw, "model", "") or request.model), usage,
-                          self._cost(litellm, raw, request.model))
-
-        return send, lambda: self._key_hint(litellm, request)
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """One successful attempt, whichever path sent it."""
-
-    text: str
-    model: str
-    usage: dict[str, int]
-    cost: float
+        return await send_with_retries(call, request, key, self.settings, self._retry, self.stats)

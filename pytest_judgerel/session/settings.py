@@ -56,8 +56,8 @@ class Settings(LLMSettings):
     report_only: bool = option("--judgerel-report-only", "record and report every reliability assertion but never "
                                "fail (threshold calibration)", False, type=parse_bool, action="store_true")
     require_stable: bool = option("--judgerel-require-stable", "fail a reliability gate that passes with an "
-                                  "unstable verdict (0.05 < p_pass < 0.95: a rerun may flip it)", False, type=parse_bool,
-                                  action="store_true", env="JUDGEREL_REQUIRE_STABLE")
+                                  "unstable verdict (0.05 < p_pass < 0.95: a rerun may flip it)", False,
+                                  type=parse_bool, action="store_true", env="JUDGEREL_REQUIRE_STABLE")
     json: str | None = option("--judgerel-json", "write the metric report as JSON to this path")
     html: str | None = option("--judgerel-html", "write a self-contained HTML report to this path")
     baseline: str | None = option("--judgerel-baseline", "compare metrics with this committed baseline JSON (a "

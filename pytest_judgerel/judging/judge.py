@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -333,7 +334,10 @@ class Judge:
             max_tokens=self.max_tokens, seed=None if self.seed is None else self.seed + sample_index,
             top_p=self.top_p,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
-            metadata={"test": self.test_id} if self.test_id else {},
+            # a dry run (--judgerel-dry-run) answers with this reply, which parses; never keyed
+            metadata={**({"test": self.test_id} if self.test_id else {}),
+                      "dry_reply": dry_reply_for(self.output, scale, self.axes,
+                                                 seed=zlib.crc32(repr((messages, sample_index)).encode()))},
         )
 
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
@@ -509,6 +513,19 @@ def grammar_for(output: str, scale: Scale, keys: Sequence[str] | None = None) ->
         return f'root ::= "{{" {parts} "}}"\nscore ::= {num}\n'
     lines = ' "\\n" '.join(f'"{_gesc(k)}: " score' for k in keys or ())
     return f"root ::= {lines}\nscore ::= {num}\n"
+
+
+def dry_reply_for(output: str, scale: Scale, keys: Sequence[str] | None = None, seed: int = 0) -> str:
+    """A valid reply on ``scale`` in the template's ``output`` format (the grammar's language): what
+    a dry run answers instead of calling the model.  The score is a point of the scale chosen by
+    ``seed`` (the request's hash), so the statistics of a dry run's gates can be computed."""
+    points = list(scale.points or []) or list(range(int(math.ceil(scale.low)), int(math.floor(scale.high)) + 1))
+    low = number_text(points[seed % len(points)] if points else scale.low)
+    if output == "number":
+        return low
+    if output == "json":
+        return "{" + ", ".join(f'"{k}": {low}' for k in keys or ()) + "}"
+    return "\n".join(f"{k}: {low}" for k in keys or ())
 
 
 def _gesc(text: str) -> str:

@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "verdict_stability": "stability", "VerdictStability": "stability",
     # proportion.py, bias.py
     "wilson_interval": "proportion", "Proportion": "proportion",
+    "clopper_pearson": "proportion", "ExactProportion": "proportion",
     "position_consistency": "bias", "PositionConsistency": "bias", "paired_shift": "bias", "PairedShift": "bias",
     "sign_test_p": "bias", "equivalence_test": "bias", "Equivalence": "bias",
     # pass_rate.py

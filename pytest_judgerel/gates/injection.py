@@ -1,8 +1,8 @@
 """The injection gate: the judged text must not talk the judge into a better score.
 
-:func:`assert_injection_resistant` runs (or takes) the injection probe
-(:func:`pytest_judgerel.probes.injection_probe`) and fails when the **worst attack family** flips
-more items than ``max_flip_rate`` allows.  Per family the record keeps the flips, the readable
+:func:`injection_gate` gates a finished injection probe (:func:`pytest_judgerel.probes.injection_probe`;
+:func:`pytest_judgerel.assert_injection_resistant` runs the probe on a judge and ends here): it fails
+when the **worst attack family** flips more items than ``max_flip_rate`` allows.  Per family the record keeps the flips, the readable
 attacks and the exact (Clopper-Pearson) 95% interval under ``families`` (and the same numbers
 under ``groups``, so the terminal, HTML and baseline show them); the pooled rate over every attack
 is kept too, but not gated: one family that works is an attack that works, however many others
@@ -12,32 +12,36 @@ fail.  Like every gate it ends in :func:`pytest_judgerel.gates.conclusion.conclu
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import ReliabilityError
 from ..session.recording import new_record
 from .conclusion import conclude_not_computed, conclude_record, parse_failure_limit
 from .stability import attach_stability, mean_gate_stability
 
-__all__ = ["assert_injection_resistant"]
+__all__ = ["injection_gate", "check_gate_arguments"]
 
 _USES = ("estimate", "ci_low", "ci_high")
 _STATISTIC = "injection flip rate (worst family)"
 _WORST = 8
 
 
-def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: float,
-                               families: Sequence[str] | None = None, margin: float | None = None,
-                               pass_line: float | None = None, field: str | None = None, goal: str | None = None,
-                               attacks: Sequence[Any] | None = None, repeats: int = 1, use: str = "estimate",
-                               confidence: float = 0.95, max_parse_failures: int | None = None,
-                               label: str | None = None) -> Any:
-    """Assert that no attack family flips more than ``max_flip_rate`` of its attacks; returns the
-    :class:`~pytest_judgerel.probes.InjectionResult`.
+def check_gate_arguments(max_flip_rate: Any, use: Any, confidence: Any) -> None:
+    """Raise ``ValueError`` naming a gate argument that cannot work (before any judge call)."""
+    if isinstance(max_flip_rate, bool) or not isinstance(max_flip_rate, (int, float)) or not (
+            math.isfinite(max_flip_rate) and 0 <= max_flip_rate <= 1):
+        raise ValueError(f"max_flip_rate must be a share in [0, 1], got {max_flip_rate!r}")
+    if use not in _USES:
+        raise ValueError(f"use must be one of {_USES}, got {use!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
 
-    ``judge`` is a :class:`~pytest_judgerel.Judge` (the probe runs here with ``items``, ``field``,
-    ``goal``, ``families``, ``attacks``, ``margin``, ``pass_line`` and ``repeats``; see
-    :func:`~pytest_judgerel.probes.injection_probe`) or a finished ``InjectionResult``.
+
+def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", confidence: float = 0.95,
+                   max_parse_failures: int | None = None, label: str | None = None) -> Any:
+    """The gate of :func:`pytest_judgerel.assert_injection_resistant` on a finished
+    :class:`~pytest_judgerel.probes.InjectionResult`: no attack family may flip more than
+    ``max_flip_rate`` of its attacks.  Returns ``result`` when it passes (or in report-only mode).
 
     Compared with ``max_flip_rate`` is each family's **flip rate** (``use="estimate"``, default):
     the battery is a fixed, designed set of attacks, not a sample of the attacks a judge will meet,
@@ -49,28 +53,10 @@ def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: 
     limit; with no flip at all that takes about 3 / max_flip_rate attacks per family).  The gate
     fails on the family with the largest compared value and names it.  Replies that are not scores
     fail the gate first (``max_parse_failures``, default the session's limit); allowed ones count
-    neither as flips nor as resisted attacks.
+    neither as flips nor as resisted attacks.  (The result is read through its methods, so this
+    room needs no import of the probes.)
     """
-    from ..probes.injection import InjectionResult, injection_probe
-
-    if isinstance(max_flip_rate, bool) or not isinstance(max_flip_rate, (int, float)) or not (
-            math.isfinite(max_flip_rate) and 0 <= max_flip_rate <= 1):
-        raise ValueError(f"max_flip_rate must be a share in [0, 1], got {max_flip_rate!r}")
-    if use not in _USES:
-        raise ValueError(f"use must be one of {_USES}, got {use!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
-    if isinstance(judge, InjectionResult):
-        given = {"items": items, "families": families, "margin": margin, "pass_line": pass_line, "field": field,
-                 "goal": goal, "attacks": attacks}
-        extra = [k for k, v in given.items() if v is not None] + (["repeats"] if repeats != 1 else [])
-        if extra:
-            raise ValueError(f"{extra} configure the probe, which already ran: pass a Judge to run it here, or run "
-                             "probes.injection_probe(judge, ...) with them")
-        result = judge
-    else:
-        result = injection_probe(judge, items, field=field, goal=goal, families=families, attacks=attacks,
-                                 margin=margin, pass_line=pass_line, repeats=repeats)
+    check_gate_arguments(max_flip_rate, use, confidence)
     head = f"{label}: " if label else ""
     base = _base_record(result, max_flip_rate, use, confidence, label)
 
@@ -100,7 +86,7 @@ def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: 
 
     worst = max(scored, key=lambda fam: compared(scored[fam]))  # the first of equals, in battery order
     w = scored[worst]
-    fam_records = {}
+    fam_records: dict[str, dict[str, Any]] = {}
     for fam, t in tallies.items():
         r = rates[fam]
         fam_records[fam] = {"flips": t.flips, "n": t.n, "rate": None if r is None else r.value,

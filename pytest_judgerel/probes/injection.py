@@ -26,6 +26,7 @@ from ..errors import ConfigError
 from .attack_battery import ATTACKS, DEFAULT_INJECTION_ITEMS, GOALS, MODES, Attack
 
 __all__ = ["DEFAULT_MARGIN", "AttackOutcome", "FamilyTally", "InjectionResult", "injection_probe",
+           "assert_injection_resistant",
            "render_attack", "attacked_text", "template_reply"]
 
 DEFAULT_MARGIN = 0.2
@@ -290,6 +291,42 @@ def injection_probe(judge: Any, items: Any = None, *, field: str | None = None, 
             "attacks_per_item": len(battery)}
     return InjectionResult(tuple(outcomes), used, clean, attacked, sc, field, goal, points,
                            None if pass_line is None else float(pass_line), excluded, prov)
+
+
+def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: float,
+                               families: Sequence[str] | None = None, margin: float | None = None,
+                               pass_line: float | None = None, field: str | None = None, goal: str | None = None,
+                               attacks: Sequence[Attack] | None = None, repeats: int = 1, use: str = "estimate",
+                               confidence: float = 0.95, max_parse_failures: int | None = None,
+                               label: str | None = None) -> Any:
+    """Assert that no attack family flips more than ``max_flip_rate`` of its attacks; returns the
+    :class:`InjectionResult`.
+
+    ``judge`` is a :class:`~pytest_judgerel.Judge`, on which :func:`injection_probe` runs here with
+    ``items``, ``field``, ``goal``, ``families``, ``attacks``, ``margin``, ``pass_line`` and
+    ``repeats``, or a finished :class:`InjectionResult`.  The gate
+    (:func:`pytest_judgerel.gates.injection.injection_gate`) compares each family's flip rate
+    (``use="estimate"``; or the lower or upper end of its exact Clopper-Pearson interval,
+    ``use="ci_low"``/``"ci_high"``) with ``max_flip_rate``, fails on the worst family and names it;
+    the record lists every family under ``families`` and the pooled rate under ``pooled``.
+    Replies that are not scores fail it first (``max_parse_failures``).
+    """
+    from ..gates.injection import check_gate_arguments, injection_gate
+
+    check_gate_arguments(max_flip_rate, use, confidence)
+    if isinstance(judge, InjectionResult):
+        given = {"items": items, "families": families, "margin": margin, "pass_line": pass_line, "field": field,
+                 "goal": goal, "attacks": attacks}
+        extra = [k for k, v in given.items() if v is not None] + (["repeats"] if repeats != 1 else [])
+        if extra:
+            raise ValueError(f"{extra} configure the probe, which already ran: pass a Judge to run it here, or run "
+                             "probes.injection_probe(judge, ...) with them")
+        result = judge
+    else:
+        result = injection_probe(judge, items, field=field, goal=goal, families=families, attacks=attacks,
+                                 margin=margin, pass_line=pass_line, repeats=repeats)
+    return injection_gate(result, max_flip_rate=max_flip_rate, use=use, confidence=confidence,
+                          max_parse_failures=max_parse_failures, label=label)
 
 
 def _battery(attacks: Sequence[Attack] | None, families: Sequence[str] | None, goal: str) -> tuple[Attack, ...]:

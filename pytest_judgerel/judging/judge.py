@@ -70,7 +70,9 @@ class Judge:
     ``system`` replaces the template's system message; ``system=""`` removes it (no system
     message is sent), ``None`` keeps the template's.  ``constrain``: ``"auto"``
     grammar-constrains replies on the embedded model only, ``"always"`` on any
-    llama.cpp-compatible server too, ``"never"`` not at all.
+    llama.cpp-compatible server too, ``"never"`` not at all.  ``hardened=True`` renders the
+    template's hardened variant (item text fenced as data, see ``docs/templates.md``): opt-in,
+    and part of the fingerprint.
     """
 
     model: str | None = None
@@ -90,6 +92,7 @@ class Judge:
     repeats: int | None = None
     scales: Sequence[ScaleLike] = ()
     constrain: str | None = None
+    hardened: bool = False
     client: Any = None
     test_id: str = ""
     endpoint: Any = field(default=None, repr=False)
@@ -134,6 +137,8 @@ class Judge:
 
         self._mode = check_constrain(self.constrain)
         self._n_repeats = self.repeats
+        if not isinstance(self.hardened, bool):
+            raise ConfigError(f"hardened must be True or False, got {self.hardened!r}")
         if self.system is not None and not isinstance(self.system, str):
             raise ConfigError(f"system must be a string (\"\" for no system message) or None, "
                               f"got {type(self.system).__name__}")
@@ -178,6 +183,8 @@ class Judge:
             "seed": self.seed,
             "api_base": self.api_base,
         }
+        if self.hardened:  # absent when off, so the fingerprints of default judges stay as they were
+            fp["hardened"] = True
         mdl = fp["model"] if isinstance(fp["model"], str) else ""
         if self._constrained(mdl):
             # a grammar-constrained judge is a different judge: its grammar enters the fingerprint
@@ -320,7 +327,7 @@ class Judge:
         from ..llm import LLMRequest
         from .templates import render
 
-        messages = [m for m in render(self._template, item, scale)
+        messages = [m for m in render(self._template, item, scale, hardened=self.hardened)
                     if not (self.system is not None and m.get("role") == "system")]
         if self.system:  # the caller's system message replaces the template's ("" removes it)
             messages.insert(0, {"role": "system", "content": self.system})

@@ -6,7 +6,7 @@ when the **worst attack family** flips more items than ``max_flip_rate`` allows.
 attacks and the exact (Clopper-Pearson) 95% interval under ``families`` (and the same numbers
 under ``groups``, so the terminal, HTML and baseline show them); the pooled rate over every attack
 is kept too, but not gated: one family that works is an attack that works, however many others
-fail.  Like every gate it ends in :func:`pytest_judgerel.gates.conclusion.conclude_record`.
+fail.  Like every gate it ends in :func:`pytest_judgerel.gates.common.finish`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import Any
 
 from ..errors import ReliabilityError
 from ..session.recording import new_record
-from .conclusion import conclude_not_computed, conclude_record, parse_failure_limit
+from ..stats.interval import format_estimate
+from .common import finish
+from .conclusion import parse_failure_limit
 from .stability import attach_stability, mean_gate_stability
 
 __all__ = ["injection_gate", "check_gate_arguments"]
@@ -69,7 +71,7 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
                  "these are not scores:"]
         for f in failures[:5]:
             lines.append(f"    {f.item} [{f.cause}]: {(f.reply or '').replace(chr(10), ' ')[:160]!r}")
-        return conclude_record(rec, "\n".join(lines), result)
+        return finish(rec, result, lines)
 
     tallies = result.tally()
     rates = {fam: t.rate(confidence) for fam, t in tallies.items()}
@@ -79,7 +81,7 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
                "of the attacker's end of the scale (the probe needs items the judge scores low)"
                if result.excluded and not result.outcomes else "no attacked reply could be read as a score")
         rec = new_record("injection", **base, value=None, ci=None, n=0, passed=False, error=why)
-        return conclude_not_computed(rec, ReliabilityError(f"{head}{_STATISTIC} not computed: {why}"))
+        return finish(rec, None, error=ReliabilityError(f"{head}{_STATISTIC} not computed: {why}"))
 
     def compared(r: Any) -> float:
         return {"estimate": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high}[use]
@@ -109,12 +111,12 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
     attach_stability(rec, _stability(result, list(tallies), max_flip_rate) if use == "estimate" else None)
     rec["passed"] = ok
     if ok:
-        return conclude_record(rec, None, result)
+        return finish(rec, result)
     what = {"estimate": "flip rate", "ci_low": "lower CI bound of the flip rate",
             "ci_high": "upper CI bound of the flip rate"}[use]
     lines = [
-        f"{head}attack family {worst!r} flipped {w.count} of {w.n} attacks: flip rate {w.value:.4f} "
-        f"[{confidence:.0%} Clopper-Pearson CI {w.ci_low:.4f}, {w.ci_high:.4f}]; its {what} {compared(w):.4f} "
+        f"{head}attack family {worst!r} flipped {w.count} of {w.n} attacks: flip rate "
+        f"{format_estimate(w.value, w.ci_low, w.ci_high, confidence, method='Clopper-Pearson')}; its {what} {compared(w):.4f} "
         f"exceeds max_flip_rate {max_flip_rate:g}",
         f"  a flip: {result.rule()}",
         f"  per family (flips/attacks, rate [{confidence:.0%} CI]):",
@@ -124,15 +126,15 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
         body = (f"{f['flips']:>3}/{f['n']:<3} {f['rate']:.3f} [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}]"
                 if f["rate"] is not None else "no readable attack")
         lines.append(f"    {fam:<22} {body}" + (f", {f['unreadable']} unreadable" if f["unreadable"] else "") + mark)
-    lines.append(f"  pooled: {pooled.count} of {pooled.n} attacks flipped ({pooled.value:.3f} "
-                 f"[CI {pooled.ci_low:.3f}, {pooled.ci_high:.3f}])")
+    lines.append(f"  pooled: {pooled.count} of {pooled.n} attacks flipped "
+                 f"({format_estimate(pooled.value, pooled.ci_low, pooled.ci_high, digits=3)})")
     if flipped:
         lines.append("  attacks that flipped (item|family|variant: clean -> attacked):")
         lines += [f"    {o.attack_id}: {_detail(o)}" for o in flipped[:_WORST]]
     if result.excluded:
         lines.append(f"  {len(result.excluded)} item(s) left out (already scored too well to flip): "
                      f"{', '.join(result.excluded[:10])}")
-    return conclude_record(rec, "\n".join(lines), result)
+    return finish(rec, result, lines)
 
 
 def _base_record(result: Any, max_flip_rate: float, use: str, confidence: float, label: str | None

@@ -230,6 +230,22 @@ class PassRateRecord(MetricRecord, total=False):
     interval_method: str
 
 
+class InjectionRecord(MetricRecord, total=False):
+    """``injection``: :func:`~pytest_judgerel.assert_injection_resistant` (the worst family's flip
+    rate is the record's value; ``families`` holds every family's flips, n, rate and exact CI)."""
+
+    n_attacks: int
+    margin: float | None
+    pass_line: float | None
+    goal: str
+    attacked_field: str | None
+    excluded_items: list[str]
+    worst_family: str
+    families: dict[str, dict[str, Any]]
+    pooled: dict[str, Any]
+    pooled_rate: float | None
+
+
 class HumanMeanRecord(MetricRecord, total=False):
     """``human_mean``: :func:`~pytest_judgerel.assert_human_mean_above`."""
 
@@ -291,6 +307,7 @@ RECORD_TYPES: dict[str, type] = {
     "length_bias": LengthBiasRecord,
     "self_preference": SelfPreferenceRecord,
     "pass_rate": PassRateRecord,
+    "injection": InjectionRecord,
     "human_mean": HumanMeanRecord,
     "human_mean_difference": HumanMeanDifferenceRecord,
     "mindeval_score": MindEvalScoreRecord,

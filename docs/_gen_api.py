@@ -32,9 +32,10 @@ SECTIONS = [
     ("pytest_judgerel.stats.ranking", "__all__", "`pytest_judgerel.stats.ranking`",
      "Meta-evaluation and ranking statistics used by MindEval (see [mindeval.md](mindeval.md))."),
     ("pytest_judgerel.probes", "__all__", "`pytest_judgerel.probes`",
-     "Bias probes: position, length and self-preference of any judge, and the pairwise verdict parser "
-     "(see the recipes [position-bias.md](recipes/position-bias.md), [length-bias.md](recipes/length-bias.md), "
-     "[self-preference.md](recipes/self-preference.md)). Gate the results with the `assert_*` helpers of "
+     "Bias probes: position, length and self-preference of any judge, the injection probe and its attack "
+     "battery, and the pairwise verdict parser (see the recipes [position-bias.md](recipes/position-bias.md), "
+     "[length-bias.md](recipes/length-bias.md), [self-preference.md](recipes/self-preference.md), "
+     "[injection-probe.md](recipes/injection-probe.md)). Gate the results with the `assert_*` helpers of "
      "`pytest_judgerel`."),
     ("pytest_judgerel.llm", "__all__", "`pytest_judgerel.llm`",
      "The model-call layer: requests, cache, retries, providers (see [llm.md](llm.md))."),
@@ -81,6 +82,9 @@ RAISES = {
     "pytest_judgerel.assert_no_self_preference": ["JudgeReliabilityFailure"],
     "pytest_judgerel.assert_pass_rate": ["JudgeReliabilityFailure", "ReliabilityError"],
     "pytest_judgerel.assert_human_mean_above": ["JudgeReliabilityFailure", "ReliabilityError"],
+    "pytest_judgerel.assert_injection_resistant": ["JudgeReliabilityFailure", "ReliabilityError", "ConfigError",
+                                                   "LLMCallError", "CacheMissError"],
+    "pytest_judgerel.probes.injection_probe": ["ConfigError", "LLMCallError", "CacheMissError"],
     "pytest_judgerel.assert_human_mean_difference": ["JudgeReliabilityFailure", "ReliabilityError"],
     "pytest_judgerel.stats.ppi_mean": ["ReliabilityError"],
     "pytest_judgerel.stats.ppi_mean_by": ["ReliabilityError"],
@@ -104,6 +108,7 @@ RETURNS = {
     "pytest_judgerel.assert_no_length_bias": "the `LengthBiasResult` it was given (when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_no_self_preference": "the `SelfPreferenceProbeResult` it was given (when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_pass_rate": "the `CorrectedPassRate` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
+    "pytest_judgerel.assert_injection_resistant": "the `InjectionResult` (`pytest_judgerel.probes`; when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_human_mean_above": "the `PPIMean` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
     "pytest_judgerel.assert_human_mean_difference": "the `PPIDifference` (`pytest_judgerel.stats`; when the gate passes, or always in report-only mode)",
     "pytest_judgerel.agreement": "an `AgreementResult` (`pytest_judgerel.gates.reliability`): pooled `.icc` and `.nmae`, and `.groups`",

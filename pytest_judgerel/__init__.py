@@ -24,6 +24,7 @@ _EXPORTS = {
     "assert_no_length_bias": "pytest_judgerel.gates.probes",
     "assert_no_self_preference": "pytest_judgerel.gates.probes",
     "assert_pass_rate": "pytest_judgerel.gates.probes",
+    "assert_injection_resistant": "pytest_judgerel.probes.injection",  # its gate: gates/injection.py
     "assert_human_mean_above": "pytest_judgerel.gates.human_mean",
     "assert_human_mean_difference": "pytest_judgerel.gates.human_mean",
     "assert_mindeval_score": "pytest_judgerel.mindeval.assertions",

@@ -57,3 +57,8 @@ class MissingKeyError(LLMCallError, ConfigError):
     """A provider's model needs an API key that is not configured: no request was sent, and every
     later call would fail the same way (the plugin stops the session at the first one).  Both a
     failed call (:class:`LLMCallError`) and a configuration error (:class:`ConfigError`)."""
+
+
+class BudgetExceededError(LLMCallError):
+    """The session's budget (``--judgerel-max-calls`` / ``--judgerel-max-cost``) is spent: this call
+    was not sent, and no later call of the session will be (the message names the budget)."""

@@ -206,7 +206,7 @@ def test_closed_client_and_bad_input(cache_dir):
         client.complete_many([LLMRequest(model="m", messages=[{"role": "user", "content": "x"}])])
 
 
-@pytest.mark.parametrize("bad, field", [({"cache_mode": "sometimes"}, "cache mode"),
+@pytest.mark.parametrize("bad, field", [({"cache_mode": "sometimes"}, "cache_mode"),
                                         ({"max_concurrency": 0}, "max_concurrency"),
                                         ({"timeout": 0}, "timeout"),
                                         ({"rpm": -5}, "rpm"),
@@ -341,7 +341,7 @@ def test_what_reaches_litellm_and_the_server(server, cache_dir):
     client = make_client(cache_dir, timeout=7.5)
     request = fake_request(server, "q", temperature=0.2, max_tokens=3, seed=9, stop=["\n"], grammar='root ::= "1"',
                            metadata={"test": "t"}, extra_params={"presence_penalty": 0.1})
-    kwargs = client._litellm_kwargs(request)
+    kwargs = client.transport("litellm").kwargs(request, None, client.settings.timeout)
     assert kwargs["timeout"] == 7.5 and kwargs["max_retries"] == 0 and kwargs["num_retries"] == 0
     assert "metadata" not in kwargs
     client.complete(request)

@@ -219,7 +219,7 @@ def test_length_gate_equivalence_shows_no_bias_with_enough_items(client, scripte
     assert res.shift.mean == pytest.approx(0.0, abs=1e-12) and res.shift.sd == pytest.approx(0.2, rel=0.02)
     assert assert_no_length_bias(res, max_shift=0.1, use="equivalence") is res
     rec = _last(_private_metric_sink, "length_bias")
-    assert rec["use"] == "equivalence" and rec["test"] == "TOST (paired t)" and rec["equivalence"]["equivalent"]
+    assert rec["use"] == "equivalence" and rec["test"] == "TOST (skew-robust)" and rec["equivalence"]["equivalent"]
     assert rec["equivalence"]["p"] < 0.05 and rec["items_needed"]["n"] <= 60 and rec["p_pass"] is not None
     from pytest_judgerel.report.schema import validate
 

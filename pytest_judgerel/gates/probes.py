@@ -191,7 +191,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     shifts = [v for v in result.item_shifts.values() if v is not None]
     tost = plan = None
     if use == "equivalence":
-        tost = equivalence_test(shifts, max_shift, alpha, two_sided)
+        tost = equivalence_test(shifts, max_shift, alpha, two_sided, bound=1.0)  # shifts lie in [-1, 1]
         tested = max(abs(tost.ci_low), abs(tost.ci_high)) if two_sided else tost.ci_high
         ok = tost.equivalent
         if tost.sd > 0:
@@ -212,7 +212,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
         **gate_fields("length_bias", statistic, label, Summary(sh.mean, sh.ci_low, sh.ci_high, sh.n), max_shift,
                       "max", result),
         "use": use, "two_sided": two_sided, "worst_items": worst, "confidence": sh.confidence, "p": sh.p,
-        "p_greater": sh.p_greater, "test": "TOST (paired t)" if tost is not None else "paired t",
+        "p_greater": sh.p_greater, "test": "TOST (skew-robust)" if tost is not None else "paired t",
         "scale": sc.name, "field": result.field, "length_ratio": result.length_ratio,
         "n_omitted": result.n_omitted, "item_scores": loss,
     }
@@ -283,7 +283,8 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         return fail_unparsed(result, failures, "self_preference", statistic, max_rank_change, label, direction="max")
     t = result.test
     r = t.result
-    tost = equivalence_test(list(t.per_task), max_rank_change, alpha, two_sided=False) \
+    tost = equivalence_test(list(t.per_task), max_rank_change, alpha, two_sided=False,
+                            bound=float(len(result.models) - 1)) \
         if use == "equivalence" else None
     tested = t.mean_rank_change if use == "estimate" else t.ci_high if tost is None else tost.ci_high
     ok = tested <= max_rank_change if tost is None else tost.equivalent

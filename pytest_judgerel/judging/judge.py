@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -69,7 +70,9 @@ class Judge:
     ``system`` replaces the template's system message; ``system=""`` removes it (no system
     message is sent), ``None`` keeps the template's.  ``constrain``: ``"auto"``
     grammar-constrains replies on the embedded model only, ``"always"`` on any
-    llama.cpp-compatible server too, ``"never"`` not at all.  ``sequential`` (None: the session's
+    llama.cpp-compatible server too, ``"never"`` not at all.  ``hardened=True`` renders the
+    template's hardened variant (item text fenced as data, see ``docs/templates.md``): opt-in,
+    and part of the fingerprint.  ``sequential`` (None: the session's
     ``--judgerel-sequential``): :meth:`rate` returns a
     :class:`~pytest_judgerel.judging.pending.PendingRatings` that a sequential gate draws in steps.
     """
@@ -91,6 +94,7 @@ class Judge:
     repeats: int | None = None
     scales: Sequence[ScaleLike] = ()
     constrain: str | None = None
+    hardened: bool = False
     sequential: bool | None = None
     client: Any = None
     test_id: str = ""
@@ -136,6 +140,8 @@ class Judge:
 
         self._mode = check_constrain(self.constrain)
         self._n_repeats = self.repeats
+        if not isinstance(self.hardened, bool):
+            raise ConfigError(f"hardened must be True or False, got {self.hardened!r}")
         if self.system is not None and not isinstance(self.system, str):
             raise ConfigError(f"system must be a string (\"\" for no system message) or None, "
                               f"got {type(self.system).__name__}")
@@ -180,6 +186,8 @@ class Judge:
             "seed": self.seed,
             "api_base": self.api_base,
         }
+        if self.hardened:  # absent when off, so the fingerprints of default judges stay as they were
+            fp["hardened"] = True
         mdl = fp["model"] if isinstance(fp["model"], str) else ""
         if self._constrained(mdl):
             # a grammar-constrained judge is a different judge: its grammar enters the fingerprint
@@ -328,7 +336,7 @@ class Judge:
         from ..llm import LLMRequest
         from .templates import render
 
-        messages = [m for m in render(self._template, item, scale)
+        messages = [m for m in render(self._template, item, scale, hardened=self.hardened)
                     if not (self.system is not None and m.get("role") == "system")]
         if self.system:  # the caller's system message replaces the template's ("" removes it)
             messages.insert(0, {"role": "system", "content": self.system})
@@ -342,7 +350,10 @@ class Judge:
             max_tokens=self.max_tokens, seed=None if self.seed is None else self.seed + sample_index,
             top_p=self.top_p,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
-            metadata={"test": self.test_id} if self.test_id else {},
+            # a dry run (--judgerel-dry-run) answers with this reply, which parses; never keyed
+            metadata={**({"test": self.test_id} if self.test_id else {}),
+                      "dry_reply": dry_reply_for(self.output, scale, self.axes,
+                                                 seed=zlib.crc32(repr((messages, sample_index)).encode()))},
         )
 
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
@@ -518,6 +529,19 @@ def grammar_for(output: str, scale: Scale, keys: Sequence[str] | None = None) ->
         return f'root ::= "{{" {parts} "}}"\nscore ::= {num}\n'
     lines = ' "\\n" '.join(f'"{_gesc(k)}: " score' for k in keys or ())
     return f"root ::= {lines}\nscore ::= {num}\n"
+
+
+def dry_reply_for(output: str, scale: Scale, keys: Sequence[str] | None = None, seed: int = 0) -> str:
+    """A valid reply on ``scale`` in the template's ``output`` format (the grammar's language): what
+    a dry run answers instead of calling the model.  The score is a point of the scale chosen by
+    ``seed`` (the request's hash), so the statistics of a dry run's gates can be computed."""
+    points = list(scale.points or []) or list(range(int(math.ceil(scale.low)), int(math.floor(scale.high)) + 1))
+    low = number_text(points[seed % len(points)] if points else scale.low)
+    if output == "number":
+        return low
+    if output == "json":
+        return "{" + ", ".join(f'"{k}": {low}' for k in keys or ()) + "}"
+    return "\n".join(f"{k}: {low}" for k in keys or ())
 
 
 def _gesc(text: str) -> str:

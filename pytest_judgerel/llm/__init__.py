@@ -12,7 +12,7 @@ _EXPORTS = {
     "LLMRequest": "pytest_judgerel.llm.request",
     "LLMResponse": "pytest_judgerel.llm.request",
     "LLMClient": "pytest_judgerel.llm.client",
-    "LLMSettings": "pytest_judgerel.llm.client",
+    "LLMSettings": "pytest_judgerel.llm.settings",
     "CallStats": "pytest_judgerel.llm.client",
     "default_model": "pytest_judgerel.llm.endpoint",
     "Endpoint": "pytest_judgerel.llm.endpoint",

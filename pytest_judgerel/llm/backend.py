@@ -10,8 +10,8 @@ Modes (``LLMSettings.cache_mode``):
 
 An entry is a JSON object ``{"format", "key", "request", "response"}`` where
 ``request`` holds the keyed fields (:func:`~pytest_judgerel.llm.keys.key_fields`)
-and ``response`` the text, provider-reported model, usage, cost, latency and
-timestamp.  Errors and secrets (API keys, headers) are never stored.
+and ``response`` the text, provider-reported model and ``system_fingerprint`` (when the server
+sent one), usage, cost, latency and timestamp.  Errors and secrets (API keys, headers) are never stored.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def decode_entry(raw: Any) -> dict | None:
 
 
 def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[str, Any]) -> dict:
-    """A storable entry; ``response`` must hold only text/model/usage/cost/latency/timestamp/attempts
-    (and system_fingerprint)."""
+    """A storable entry; ``response`` keeps only text/model/usage/cost/latency/timestamp/attempts and
+    the server's ``system_fingerprint``."""
     allowed = ("text", "model", "usage", "cost", "latency", "timestamp", "attempts", "system_fingerprint")
     return {"format": ENTRY_FORMAT, "key": key, "request": dict(request_fields),
             "response": {name: response[name] for name in allowed if name in response}}

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+
 import sys
 
-DEFAULT_CACHE_DIR = ".judgerel_cache"
-CACHE_BACKEND_ENV = "JUDGEREL_CACHE_BACKEND"
+from pytest_judgerel.llm.settings import DEFAULT_CACHE_DIR
 
 
 def _cache_location(args: argparse.Namespace) -> str:
@@ -18,7 +17,10 @@ def _cache_location(args: argparse.Namespace) -> str:
         return args.backend
     if args.dir:
         return args.dir
-    return os.environ.get(CACHE_BACKEND_ENV) or DEFAULT_CACHE_DIR
+    from pytest_judgerel.llm.settings import LLMSettings, read_environment
+
+    found = read_environment(LLMSettings, "cache_backend")  # the option's variable, read by its one reader
+    return found[0] if found else DEFAULT_CACHE_DIR
 
 
 def _shown(location: str) -> str:
@@ -119,8 +121,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         where = parser.add_mutually_exclusive_group()
         where.add_argument("--dir", default=None, help=f"cache directory (default {DEFAULT_CACHE_DIR})")
         where.add_argument("--backend", default=None, metavar="URL",
-                           help=f"shared cache URL, redis://[:password@]host:port/db, rediss://... or "
-                                f"unix://path (default ${CACHE_BACKEND_ENV} when --dir is not given)")
+                           help="shared cache URL, redis://[:password@]host:port/db, rediss://... or "
+                                "unix://path (default $JUDGEREL_CACHE_BACKEND when --dir is not given)")
         return parser
 
     stats = with_dir(actions.add_parser("stats", help="entries, size, recorded hit rate"))

@@ -1,7 +1,10 @@
-"""LLMClient: cache first, litellm on a miss, with concurrency, rate limit and retries.
+"""LLMClient: cache first, a transport on a miss, with single flight, concurrency, rate limit,
+retries and accounting.
 
-All model work of a process runs on the one background event loop of
-:mod:`pytest_judgerel.llm.runtime`; sync callers block on it, async callers await it.
+What every call shares lives here; what differs per path to the wire (key rules, the attempt,
+key hints, cost) lives in the transports (:mod:`pytest_judgerel.llm.transport`), chosen per call
+by :func:`pytest_judgerel.llm.wire.route`.  All model work of a process runs on the one background
+event loop of :mod:`pytest_judgerel.llm.runtime`; sync callers block on it, async callers await it.
 """
 
 from __future__ import annotations
@@ -12,68 +15,17 @@ import os
 import threading
 import time
 import weakref
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
-from pytest_judgerel.llm.endpoint import is_in_process
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
-from pytest_judgerel.llm.runtime import deadline as _deadline
 from pytest_judgerel.llm.runtime import runtime as _runtime
+from pytest_judgerel.llm.settings import LLMSettings
 
 __all__ = ["LLMClient", "LLMSettings", "CallStats"]
-
-
-def _env_backend() -> str:
-    """``JUDGEREL_BACKEND`` (checked by LLMSettings), else ``auto``."""
-    return os.environ.get("JUDGEREL_BACKEND", "").strip() or "auto"
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    """Client configuration.  ``timeout`` is per attempt (seconds); ``rpm`` = requests per minute (None = no limit).
-
-    ``cache_backend`` is a shared store's URL (``redis://``, ``rediss://``, ``unix://``);
-    when set (not None or "") it replaces the diskcache directory ``cache_dir``.
-    ``backend`` is the path to the wire (:mod:`pytest_judgerel.llm.wire`): ``auto`` (the HTTP fast
-    path for OpenAI-compatible endpoints, litellm otherwise), ``litellm`` or ``http``; its default
-    is the environment variable ``JUDGEREL_BACKEND`` (the session's ``--judgerel-backend`` reads the
-    same variable), else ``auto``.
-    """
-
-    cache_dir: str | os.PathLike[str] = ".judgerel_cache"
-    cache_mode: str = "record"
-    max_concurrency: int = 16
-    rpm: float | None = None
-    timeout: float = 120.0
-    max_attempts: int = 4
-    backoff_base: float = 0.5
-    backoff_max: float = 20.0
-    retry_after_cap: float = 30.0
-    cache_backend: str | None = None
-    run_id: str | None = None  # when set, the keys this client served are listed under it (see finish_run)
-    backend: str = field(default_factory=_env_backend)
-
-    def __post_init__(self) -> None:
-        from pytest_judgerel.llm.backend import check_mode
-        from pytest_judgerel.llm.wire import check_backend
-
-        check_mode(self.cache_mode)
-        check_backend(self.backend)
-        if self.cache_backend and (not isinstance(self.cache_backend, str) or "://" not in self.cache_backend):
-            raise ConfigError("cache_backend must be a URL such as redis://host:6379/0 (or None for the "
-                              f"diskcache directory), got a {type(self.cache_backend).__name__} without '://'")
-        if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int) \
-                or self.max_concurrency < 1:
-            raise ConfigError(f"max_concurrency must be an int >= 1, got {self.max_concurrency!r}")
-        if self.rpm is not None and not self.rpm > 0:
-            raise ConfigError(f"rpm must be > 0 or None, got {self.rpm!r}")
-        if not self.timeout > 0:
-            raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout!r}")
-        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1:
-            raise ConfigError(f"max_attempts must be an int >= 1, got {self.max_attempts!r}")
 
 
 @dataclass
@@ -82,10 +34,14 @@ class CallStats:
 
     ``calls`` = requests served; ``hits`` from the cache (or an identical request in
     flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
-    requests that ended in an error (a missing key, with which nothing is sent, is not counted); ``corrupt`` = cache entries found unreadable (each
+    requests that ended in an error; ``corrupt`` = cache entries found unreadable (each
     answered again as a miss); ``http_calls`` / ``litellm_calls`` = upstream calls sent through
-    the HTTP fast path / through litellm (in-process models count in neither); ``wall_time`` =
-    seconds spent in client calls.
+    the HTTP fast path / through litellm (in-process models count as litellm); ``fresh`` =
+    upstream calls that bypassed the cache (``complete_many(..., fresh=True)``, also counted in
+    ``misses``); ``refused`` = calls the budget refused (also counted in ``errors``);
+    ``planned`` = calls a dry run would have sent (with their estimated ``planned_prompt_tokens``,
+    ``planned_completion_tokens`` upper bound and ``planned_cost``); ``hit_latency`` = the recorded
+    upstream latencies of the hits, summed (seconds); ``wall_time`` = seconds spent in client calls.
     """
 
     calls: int = 0
@@ -99,6 +55,13 @@ class CallStats:
     cost: float = 0.0
     http_calls: int = 0
     litellm_calls: int = 0
+    fresh: int = 0
+    refused: int = 0
+    planned: int = 0
+    planned_prompt_tokens: int = 0
+    planned_completion_tokens: int = 0
+    planned_cost: float = 0.0
+    hit_latency: float = 0.0
     wall_time: float = 0.0
 
     def snapshot(self) -> "CallStats":
@@ -157,24 +120,61 @@ def finish_run(cache_dir: str | os.PathLike[str], run_id: str, keep: int = 5) ->
         old = sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)[:-keep]
         for path in old:
             shutil.rmtree(path, ignore_errors=True)
+            for budget in (Path(cache_dir) / "budget").glob(f"{path.name}.json*"):  # its budget counters
+                budget.unlink(missing_ok=True)
     except OSError:
         pass
 
 
-# the client -----------------------------------------------------------------------------------
-#: sent to an ``api_base`` server when no key is configured (local servers need none)
-PLACEHOLDER_KEY = "judgerel-no-key"
+def response_from_entry(entry: dict, key: str) -> LLMResponse:
+    """The cached answer of a cache entry (:func:`pytest_judgerel.llm.backend.make_entry`)."""
+    response = entry["response"]
+    return LLMResponse(text=response["text"], model=response.get("model", ""),
+                       usage=dict(response.get("usage") or {}), cost=float(response.get("cost", 0.0)),
+                       latency=float(response.get("latency", 0.0)), cached=True, key=key,
+                       timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)),
+                       system_fingerprint=response.get("system_fingerprint"))
 
 
-class _SecretStr(str):
-    """An API key whose repr is masked, so ``pytest -l`` (showlocals) never prints it."""
+def stored_response(response: LLMResponse) -> dict[str, Any]:
+    """What a cache entry keeps of an answer (never the key or anything secret)."""
+    out = {"text": response.text, "model": response.model, "usage": dict(response.usage), "cost": response.cost,
+           "latency": response.latency, "timestamp": response.timestamp, "attempts": response.attempts}
+    if response.system_fingerprint is not None:
+        out["system_fingerprint"] = response.system_fingerprint
+    return out
 
-    def __repr__(self) -> str:
-        return "'***'"
+
+async def acquire_polling(lock: Any, give_up_after: float) -> bool:
+    """Poll a cross-process key lock without blocking the loop; False when its holder seems stuck
+    (``give_up_after`` seconds): the caller then answers without single flight rather than hang."""
+    if lock.acquire(0):
+        return True
+    give_up = time.monotonic() + give_up_after
+    delay = 0.005
+    while time.monotonic() < give_up:
+        await asyncio.sleep(delay)
+        if lock.acquire(0):
+            return True
+        delay = min(delay * 1.5, 0.1)
+    return False
+
+
+def write_used_keys(cache_dir: str | os.PathLike[str], run_id: str | None, keys: set[str]) -> None:
+    """List the keys this process served under ``runs/<run_id>/`` of the cache directory
+    (bookkeeping for ``cache export --last-run`` only; never fails a run)."""
+    if not run_id or not keys:
+        return
+    folder = Path(cache_dir) / "runs" / run_id
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{os.getpid()}.keys").write_text("\n".join(sorted(keys)) + "\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 class LLMClient:
-    """Serve :class:`LLMRequest` s from the cache or through ``litellm.acompletion``."""
+    """Serve :class:`LLMRequest` s from the cache or through their transport (module docstring)."""
 
     def __init__(self, settings: LLMSettings | None = None, *, backend: Any = None, endpoint: Any = None):
         from pytest_judgerel.llm.retry import RetryPolicy
@@ -193,11 +193,16 @@ class LLMClient:
         self._session_start = time.time()
         self._flushed_hits = 0
         self._flushed_misses = 0
-        self._known_cost_models: dict[str, bool] = {}
-        self._missing_keys: dict[tuple[str, str | None], tuple[str, ...]] = {}
         self._used_keys: set[str] = set()
         self._routes: dict[tuple[str, str | None, tuple[str, ...]], str] = {}
-        self._wire: Any = None  # the fast path's pooled HTTP client (pytest_judgerel.llm.wire), on first use
+        self._transports: dict[str, Any] = {}  # the paths to the wire, by name, built on first use
+        self._planned: dict[str, LLMResponse] = {}  # dry run: the keys planned so far
+        self.budget: Any = None  # the session's call and cost caps (pytest_judgerel.llm.budget)
+        if self.settings.max_calls is not None or self.settings.max_cost is not None:
+            from pytest_judgerel.llm.budget import Budget
+
+            self.budget = Budget(self.settings.max_calls, self.settings.max_cost, self.settings.cache_path,
+                                 self.settings.run_id)
         self._writes: Any = None  # answers waiting to be stored (pytest_judgerel.llm.write_behind)
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
@@ -215,7 +220,7 @@ class LLMClient:
                     from pytest_judgerel.llm.cache import open_backend
 
                     backend_url = self.settings.cache_backend
-                    self._backend = open_backend(backend_url if backend_url else Path(self.settings.cache_dir))
+                    self._backend = open_backend(backend_url if backend_url else Path(self.settings.cache_path))
         return self._backend
 
     def flush_stats(self) -> None:
@@ -229,43 +234,10 @@ class LLMClient:
             self._flushed_hits += hits
             self._flushed_misses += misses
 
-    def _write_used_keys(self) -> None:
-        """List the keys this process served under ``runs/<run_id>/`` of the cache directory."""
-        if not self.settings.run_id or not self._used_keys:
-            return
-        folder = Path(self.settings.cache_dir) / "runs" / self.settings.run_id
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{os.getpid()}.keys").write_text("\n".join(sorted(self._used_keys)) + "\n", encoding="utf-8")
-        except OSError:
-            pass  # bookkeeping for `cache export --last-run` only; never fails a run
-
-    def _flush_writes(self) -> None:
-        """Store the answers still waiting, on the loop thread while it runs (at close); warn about
-        answers that could not be stored and that no batch reported."""
-        writes = self._writes
-        if writes is None:
-            return
-        if len(writes):
-            runtime = _runtime()
-            if runtime.loop.is_running() and threading.current_thread() is not runtime.thread:
-                async def flush() -> None:
-                    writes.flush()
-
-                runtime.submit(flush()).result(60)
-            else:
-                writes.flush()
-        lost = writes.unclaimed()
-        if lost:
-            import warnings
-
-            first = next(iter(lost.values()))
-            warnings.warn(f"pytest-judgerel: {len(lost)} answer(s) could not be stored in the cache and will be "
-                          f"asked again next run: {type(first).__name__}: {first}", RuntimeWarning, stacklevel=3)
-
     def _forget_parent_state(self) -> None:
         """After ``fork()``: the parent stores and releases what waits; the child starts clean."""
-        self._wire = None
+        for transport in self._transports.values():
+            transport.forget()
         if self._writes is not None:
             self._writes.forget()
             self._writes = None
@@ -277,12 +249,15 @@ class LLMClient:
         self._closed = True
         _open_clients.discard(self)
         try:
-            self._flush_writes()
+            if self._writes is not None:
+                from pytest_judgerel.llm.write_behind import flush_at_close
+
+                flush_at_close(self._writes)
             self.flush_stats()
-            self._write_used_keys()
+            write_used_keys(self.settings.cache_path, self.settings.run_id, self._used_keys)
         finally:
-            if self._wire is not None:
-                self._wire.close()
+            for transport in self._transports.values():
+                transport.close()
             if self._owns_backend and self._backend is not None:
                 self._backend.close()
                 self._backend = None
@@ -306,8 +281,9 @@ class LLMClient:
 
         On failure the first error (in input order) is raised after every other
         request finished (successful answers are cached); with
-        ``return_exceptions=True`` errors are returned in place instead.  ``fresh=True`` asks
-        the model every time and never reads or writes the cache (re-judging drift anchors).
+        ``return_exceptions=True`` errors are returned in place instead.  ``fresh=True``
+        neither reads nor writes the cache: every request goes upstream (e.g. to re-judge drift
+        anchors), counted in ``stats.misses`` and ``stats.fresh``.
         """
         batch = self._check(requests)
         if not batch:
@@ -327,7 +303,9 @@ class LLMClient:
             self.stats.wall_time += time.perf_counter() - start
         return self._finish(results, return_exceptions)
 
-    async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False) -> list[Any]:
+    async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
+                             fresh: bool = False) -> list[Any]:
+        """:meth:`complete_many` for async callers."""
         batch = self._check(requests)
         if not batch:
             return []
@@ -335,36 +313,23 @@ class LLMClient:
         start = time.perf_counter()
         try:
             if asyncio.get_running_loop() is runtime.loop:
-                results = await self._run_batch(batch)
+                results = await self._run_batch(batch, fresh)
             else:
-                results = await asyncio.wrap_future(runtime.submit(self._run_batch(batch)))
+                results = await asyncio.wrap_future(runtime.submit(self._run_batch(batch, fresh)))
         finally:
             self.stats.wall_time += time.perf_counter() - start
         return self._finish(results, return_exceptions)
 
     # internals ---------------------------------------------------------------------------
-    def _guard(self) -> Any:
-        """The endpoint whose model must not leave its server: this client's, else the current
-        session's (:mod:`pytest_judgerel.session.context`), so a client built by hand is covered too."""
-        if self.endpoint is not None:
-            return self.endpoint
-        from pytest_judgerel.llm.endpoint import ACTIVE_SESSION, resolve_endpoint
-
-        context = ACTIVE_SESSION.get()
-        if context is not None:
-            return context.endpoint_or_none()
-        try:  # outside a session: the endpoint the environment names (the same resolution)
-            return resolve_endpoint()
-        except ConfigError:
-            return None
-
     def _check(self, requests: Iterable[LLMRequest]) -> list[LLMRequest]:
         from pytest_judgerel.llm.endpoint import provider_base_url
 
         if self._closed:
             raise ConfigError("this LLMClient is closed")
         batch = list(requests)
-        guard = self._guard()
+        from pytest_judgerel.llm.endpoint import guarded_endpoint
+
+        guard = self.endpoint if self.endpoint is not None else guarded_endpoint()
         guard = guard if guard is not None and guard.api_base else None
         for i, request in enumerate(batch):
             if not isinstance(request, LLMRequest):
@@ -409,7 +374,7 @@ class LLMClient:
                         results[i] = failed
         return results
 
-    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
+    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool) -> list[Any]:
         progress = self.progress
         if progress is None:
             if len(batch) == 1:
@@ -422,7 +387,7 @@ class LLMClient:
         return await asyncio.gather(*(self._serve_reporting(r, progress, fresh) for r in batch),
                                     return_exceptions=True)
 
-    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool = False) -> LLMResponse:
+    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool) -> LLMResponse:
         """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
         try:
             response = await self._serve(request, fresh)
@@ -431,14 +396,6 @@ class LLMClient:
             raise
         progress.on_call_done(response.cached)
         return response
-
-    def _from_entry(self, entry: dict, key: str) -> LLMResponse:
-        response = entry["response"]
-        return LLMResponse(text=response["text"], model=response.get("model", ""),
-                           usage=dict(response.get("usage") or {}), cost=float(response.get("cost", 0.0)),
-                           latency=float(response.get("latency", 0.0)), cached=True, key=key,
-                           timestamp=float(response.get("timestamp", 0.0)), attempts=int(response.get("attempts", 1)),
-                           system_fingerprint=response.get("system_fingerprint") or None)
 
     def _usable(self, entry: dict | None) -> "TypeGuard[dict]":
         if entry is None:
@@ -453,15 +410,18 @@ class LLMClient:
         mode = self.settings.cache_mode
         fields = key_fields(request)  # computed once: long MindEval histories make it cost
         key = key_from_fields(fields)
-        if mode == "off" or fresh:
+        if mode == "off" or fresh:  # past the cache both ways
             stats.misses += 1
-            return await self._call_upstream(request, key)
+            stats.fresh += int(fresh)
+            return self._plan(request, key, False) if self.settings.dry_run \
+                else await self._call_upstream(request, key)
         self._used_keys.add(key)
         backend = self.backend
         entry = self._lookup(backend, key)
         if self._usable(entry):
             stats.hits += 1
-            return self._from_entry(entry, key)
+            stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
+            return response_from_entry(entry, key)
         if mode == "replay":
             stats.errors += 1
             raise CacheMissError(
@@ -469,6 +429,8 @@ class LLMClient:
                 f"sample {request.sample_index}, prompt {request.prompt_excerpt()!r} (key {key[:12]}); "
                 f"record it first with cache mode 'record'"
             )
+        if self.settings.dry_run:  # nothing sent, nothing stored
+            return self._plan(request, key, True)
         pending = self._inflight.get(key)
         if pending is not None:  # an identical request is being answered right now
             response = await asyncio.shield(pending)
@@ -507,13 +469,13 @@ class LLMClient:
         for storage (the lock is released once it is stored)."""
         stats = self.stats
         lock = backend.key_lock(key)
-        locked = await self._acquire(lock)
+        locked = await acquire_polling(lock, self.settings.timeout * self.settings.max_attempts + 60.0)
         handed_over = False
         try:
             entry = self._lookup(backend, key)  # another process may have answered while we waited
             if self._usable(entry):
                 stats.hits += 1
-                return self._from_entry(entry, key)
+                return response_from_entry(entry, key)
             stats.misses += 1
             response = await self._call_upstream(request, key)
             from pytest_judgerel.llm.backend import make_entry
@@ -522,100 +484,47 @@ class LLMClient:
                 from pytest_judgerel.llm.write_behind import WriteBehind
 
                 self._writes = WriteBehind(backend)
-            self._writes.put(key, make_entry(key, fields, {
-                "text": response.text, "model": response.model, "usage": dict(response.usage),
-                "cost": response.cost, "latency": response.latency, "timestamp": response.timestamp,
-                "attempts": response.attempts, "system_fingerprint": response.system_fingerprint}),
-                lock if locked else None)
+            self._writes.put(key, make_entry(key, fields, stored_response(response)), lock if locked else None)
             handed_over = True
             return response
         finally:
             if locked and not handed_over:
                 lock.release()
 
-    async def _acquire(self, lock: Any) -> bool:
-        """Poll the cross-process key lock without blocking the loop."""
-        if lock.acquire(0):
-            return True
-        give_up = time.monotonic() + self.settings.timeout * self.settings.max_attempts + 60.0
-        delay = 0.005
-        while time.monotonic() < give_up:
-            await asyncio.sleep(delay)
-            if lock.acquire(0):
-                return True
-            delay = min(delay * 1.5, 0.1)
-        return False  # the holder is stuck: answer without single-flight rather than hang
+    def _plan(self, request: LLMRequest, key: str, miss: bool) -> LLMResponse:
+        """Dry run: the placeholder answer of a call that would go upstream (planned); a key
+        planned before in this session is a hit, as its stored answer would be in a real run."""
+        planned = self._planned.get(key) if miss else None
+        if planned is not None:
+            self.stats.hits += 1
+            return replace(planned, cached=True)
+        if miss:
+            self.stats.misses += 1
+        response = self.transport("dry").answer(request, key, self.stats)
+        if miss:
+            self._planned[key] = response
+        return response
 
-    def _litellm_kwargs(self, request: LLMRequest, key: str | None = None) -> dict[str, Any]:
-        timeout = request.timeout if request.timeout is not None else self.settings.timeout
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
-            "timeout": timeout,
-            "max_retries": 0,
-            "num_retries": 0,
-        }
-        kwargs.update(request.sampling())
-        if request.api_base is not None:
-            kwargs["api_base"] = request.api_base
-        if request.api_key is not None:
-            kwargs["api_key"] = _SecretStr(request.api_key)
-        from pytest_judgerel.llm.litellm_setup import is_custom_provider
+    def transport(self, name: str) -> Any:
+        """The transport ``name`` (``"http"``, ``"litellm"``) of this client, built on first use."""
+        transport = self._transports.get(name)
+        if transport is None:
+            if name == "http":
+                from pytest_judgerel.llm.http_transport import HTTPTransport
 
-        custom = is_custom_provider(request.model)
-        if request.grammar is not None:
-            if custom:
-                kwargs["grammar"] = request.grammar
-            else:  # llama.cpp-compatible servers read "grammar" from the JSON body
-                kwargs["extra_body"] = {"grammar": request.grammar}
-        if custom and key is not None and request.seed is None:
-            # In-process providers (local model, scripted) draw from a seed derived from the cache
-            # key: repeated samples (different sample_index) are distinct draws, yet each one is
-            # reproducible.  Remote APIs sample on their own; the key still keeps repeats apart.
-            kwargs["sample_seed"] = int(key[:8], 16)
-        extra = dict(request.extra_params)
-        if isinstance(extra.get("extra_body"), dict) and isinstance(kwargs.get("extra_body"), dict):
-            extra["extra_body"] = {**kwargs["extra_body"], **extra["extra_body"]}  # keep the grammar
-        kwargs.update(extra)
-        return kwargs
+                transport = HTTPTransport()
+            elif name == "litellm":
+                from pytest_judgerel.llm.litellm_transport import LiteLLMTransport
 
-    def _missing_env_keys(self, litellm: Any, request: LLMRequest) -> tuple[str, ...]:
-        """Environment variables litellm would read for this model's key and finds unset."""
-        slot = (request.model, request.api_base)
-        if slot not in self._missing_keys:
-            try:
-                found = litellm.validate_environment(model=request.model, api_base=request.api_base)
-                missing = tuple(found.get("missing_keys") or ()) if not found.get("keys_in_environment") else ()
-            except Exception:
-                missing = ()
-            self._missing_keys[slot] = missing
-        return self._missing_keys[slot]
+                transport = LiteLLMTransport()
+            elif name == "dry":
+                from pytest_judgerel.llm.dry_transport import DryTransport
 
-    def _key_hint(self, litellm: Any, request: LLMRequest) -> str:
-        """What to set when a call failed for want of a key."""
-        if request.api_base:
-            return f"set JUDGEREL_API_KEY to the key of {request.api_base}"
-        missing = self._missing_env_keys(litellm, request)
-        if missing:
-            return f"set the environment variable {' or '.join(missing)} (not set in this process)"
-        return "check the key in the provider's environment variable"
-
-    def _cost(self, litellm: Any, raw: Any, model: str) -> float:
-        hidden = getattr(raw, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost")
-        if cost is not None:
-            return float(cost)
-        known = self._known_cost_models.get(model)
-        if known is None:
-            bare = model.split("/", 1)[-1]
-            known = model in litellm.model_cost or bare in litellm.model_cost
-            self._known_cost_models[model] = known
-        if not known:
-            return 0.0
-        try:
-            return float(litellm.completion_cost(completion_response=raw) or 0.0)
-        except Exception:
-            return 0.0
+                transport = DryTransport()
+            else:
+                raise ConfigError(f"no transport {name!r}")
+            self._transports[name] = transport
+        return transport
 
     def _route(self, request: LLMRequest) -> str:
         """``"http"`` or ``"litellm"`` for this request (:func:`pytest_judgerel.llm.wire.route`), remembered
@@ -630,152 +539,23 @@ class LLMClient:
         return chosen
 
     async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
-        """One call upstream through the request's path, with the shared retries and accounting."""
-        if self._route(request) == "http":
-            send, hint = self._http_sender(request)
-            self.stats.http_calls += 1
-        else:
-            send, hint = self._litellm_sender(request, key)
-            if not is_in_process(request.model):  # an in-process model is answered here, not upstream
-                self.stats.litellm_calls += 1
-        runtime = _runtime()
-        settings = self.settings
-        attempt = 0
-        while True:
-            attempt += 1
-            await runtime.rate_limit(settings.rpm)
-            async with runtime.semaphore(settings.max_concurrency):
-                started = time.perf_counter()
-                try:
-                    reply = await send()
-                    latency = time.perf_counter() - started
-                    failure = None
-                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException as exc:  # noqa: BLE001 - classified below
-                    from pytest_judgerel.llm.retry import classify_failure
-
-                    failure = classify_failure(exc)
-                    error = exc
-            if failure is None:
-                break
-            if not failure.retryable or attempt >= settings.max_attempts:
-                self.stats.errors += 1
-                status = f"HTTP {failure.status}" if failure.status else failure.kind
-                why = "not retryable" if not failure.retryable else f"gave up after {attempt} attempts"
-                if failure.kind == "auth":
-                    why += f"; missing or rejected key: {hint()}"
-                # ``from None``: the provider's traceback would show litellm's frame arguments
-                # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
-                where = f" at {request.api_base}" if request.api_base else ""  # which server did not answer
-                raise LLMCallError(
-                    f"model {request.model!r}{where} call failed ({status}, {why}) for test {request.test_name}: "
-                    f"{type(error).__name__}: {failure.message}"
-                ) from None
-            self.stats.retries += 1
-            await asyncio.sleep(self._retry.delay(attempt, failure.retry_after))
-        usage, cost = reply.usage, reply.cost
-        self.stats.prompt_tokens += usage["prompt_tokens"]
-        self.stats.completion_tokens += usage["completion_tokens"]
-        self.stats.cost += cost
-        return LLMResponse(text=str(reply.text), model=reply.model, usage=usage, cost=cost, latency=latency,
-                           cached=False, key=key, timestamp=time.time(), attempts=attempt,
-                           system_fingerprint=reply.system_fingerprint)
-
-    def _missing_key_error(self, request: LLMRequest, hint: str) -> Exception:
-        from pytest_judgerel.errors import MissingKeyError
-
-        # not counted in ``errors``: no request was sent (the session stops on it with its message)
-        return MissingKeyError(
-            f"model {request.model!r} needs an API key and none is configured (not retryable): "
-            f"{hint}; no request was sent (test {request.test_name})")
-
-    def _http_sender(self, request: LLMRequest) -> tuple[Any, Any]:
-        """The fast path's attempt (:mod:`pytest_judgerel.llm.wire`) and its key hint."""
-        from pytest_judgerel.llm.retry import EmptyResponseError
-        from pytest_judgerel.llm.wire import WIRE_PROVIDERS, WireTransport
-
-        variable = WIRE_PROVIDERS[request.model.partition("/")[0]]
-
-        def hint() -> str:
-            if request.api_base:
-                return f"set JUDGEREL_API_KEY to the key of {request.api_base}"
-            return f"set the environment variable {variable}" + ("" if os.environ.get(variable) else
-                                                                 " (not set in this process)")
-
-        api_key = request.api_key or os.environ.get(variable) or None
-        if api_key is not None and (api_key != api_key.strip() or not api_key.isprintable()):
-            # httpx would refuse the header with the key in its message (a trailing newline from a
-            # .env file is the usual cause): say so without the key, and send nothing
-            self.stats.errors += 1
-            where = "the request's api_key" if request.api_key else f"the environment variable {variable}"
-            raise LLMCallError(f"model {request.model!r}: {where} contains whitespace or a control character "
-                               f"(a trailing newline?); strip it. No request was sent (test {request.test_name})")
-        if api_key is None:
-            if not request.api_base:  # the provider's own endpoint without a key: say so, send nothing
-                raise self._missing_key_error(request, hint())
-            api_key = PLACEHOLDER_KEY  # a local server usually needs none (the litellm path does the same)
-        if self._wire is None:
-            self._wire = WireTransport()
-        wire = self._wire
-        call = wire.prepare(request, api_key)
+        """One call upstream through the request's transport, with the shared retries and accounting."""
+        name = self._route(request)
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
-        from pytest_judgerel.llm.prices import call_cost
+        try:
+            call = self.transport(name).prepare(request, key, timeout)
+            if self.budget is not None:
+                self.budget.reserve(request)  # the call past the cap raises here, nothing sent
+        except LLMCallError as exc:  # a missing or malformed key, or the budget: nothing was sent
+            from pytest_judgerel.errors import BudgetExceededError
 
-        async def send() -> _Reply:
-            async with _deadline(timeout * 1.5 + 5.0):  # httpx's timeout is per read, this one per call
-                reply = await wire.send(call, timeout)
-            if not isinstance(reply.text, str) or not reply.text.strip():
-                raise EmptyResponseError(f"model {request.model} returned empty content")
-            return _Reply(reply.text, reply.model, reply.usage, call_cost(request.model, reply.usage),
-                          reply.system_fingerprint)
+            self.stats.errors += 1
+            self.stats.refused += int(isinstance(exc, BudgetExceededError))
+            raise
+        setattr(self.stats, f"{name}_calls", getattr(self.stats, f"{name}_calls") + 1)
+        from pytest_judgerel.llm.upstream import send_with_retries
 
-        return send, hint
-
-    def _litellm_sender(self, request: LLMRequest, key: str) -> tuple[Any, Any]:
-        """litellm's attempt and its key hint (the reference path: every provider litellm knows)."""
-        from pytest_judgerel.llm.litellm_setup import get_litellm, is_custom_provider
-        from pytest_judgerel.llm.retry import EmptyResponseError
-
-        if request.model.startswith("local/"):
-            from pytest_judgerel.llm.local import ensure_local_provider
-
-            ensure_local_provider()
-        litellm = get_litellm()
-        kwargs = self._litellm_kwargs(request, key)
-        if request.api_key is None and not is_custom_provider(request.model) \
-                and self._missing_env_keys(litellm, request):
-            if request.api_base:
-                # a local server (llama.cpp, vLLM, Ollama) usually needs no key, but litellm's
-                # OpenAI client refuses to call without one: send a placeholder (never a real key)
-                kwargs["api_key"] = _SecretStr(PLACEHOLDER_KEY)
-            else:  # the provider's own endpoint without a key: say so, send nothing
-                raise self._missing_key_error(request, self._key_hint(litellm, request))
-
-        async def send() -> _Reply:
-            # litellm enforces `timeout` per request; this outer bound only guards providers that ignore it
-            async with _deadline(kwargs["timeout"] * 1.5 + 5.0):
-                raw = await litellm.acompletion(**kwargs)
-            choice = raw.choices[0] if raw.choices else None
-            text = getattr(getattr(choice, "message", None), "content", None)
-            if not isinstance(text, str) or not text.strip():
-                raise EmptyResponseError(f"model {request.model} returned empty content")
-            usage_obj = getattr(raw, "usage", None)
-            usage = {name: int(getattr(usage_obj, name, 0) or 0)
-                     for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-            fingerprint = getattr(raw, "system_fingerprint", None)
-            return _Reply(text, str(getattr(raw, "model", "") or request.model), usage,
-                          self._cost(litellm, raw, request.model), str(fingerprint) if fingerprint else None)
-
-        return send, lambda: self._key_hint(litellm, request)
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """One successful attempt, whichever path sent it."""
-
-    text: str
-    model: str
-    usage: dict[str, int]
-    cost: float
-    system_fingerprint: str | None = None
+        response = await send_with_retries(call, request, key, self.settings, self._retry, self.stats)
+        if self.budget is not None:
+            self.budget.spend(response.cost)
+        return response

@@ -27,14 +27,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.llm.settings import check_api_base
 
 #: the active session context (anything with ``endpoint_or_none()``), or None outside a session.
 #: :mod:`pytest_judgerel.session.context` sets it; every client's wrong-endpoint guard reads it, so
 #: the LLM layer needs nothing of the session but this variable.
 ACTIVE_SESSION: contextvars.ContextVar[Any] = contextvars.ContextVar("judgerel_context", default=None)
 
-__all__ = ["ACTIVE_SESSION", "Endpoint", "resolve_endpoint", "as_endpoint", "default_model", "check_constrain", "is_constrained",
-           "check_api_base", "provider_of", "provider_base_url", "is_in_process", "CONSTRAIN_MODES",
+__all__ = ["ACTIVE_SESSION", "guarded_endpoint", "Endpoint", "resolve_endpoint", "as_endpoint", "default_model",
+           "check_constrain", "is_constrained", "check_api_base", "provider_of", "provider_base_url", "is_in_process", "CONSTRAIN_MODES",
            "PROVIDER_BASE_VARS", "EMBEDDED_LABEL"]
 
 EMBEDDED_LABEL = "embedded SmolLM2-135M-Instruct via llama.cpp: a weak judge, for offline runs only"
@@ -92,21 +93,6 @@ def provider_base_url(model: str) -> tuple[str, str] | None:
             return value, f"env {name}"
     return None
 
-
-def check_api_base(value: Any) -> str | None:
-    """What is wrong with ``value`` as a server's base URL, or None (an http(s) URL with a host)."""
-    from urllib.parse import urlsplit
-
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-        return "must be an http(s) URL such as http://127.0.0.1:8000/v1"
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError as exc:
-        return f"is not a valid URL ({exc})"
-    if not parts.hostname or any(c.isspace() for c in value):
-        return "must be an http(s) URL with a host, such as http://127.0.0.1:8000/v1"
-    return None
 
 #: When replies are grammar-constrained: ``auto`` only on the embedded model (it needs it to
 #: answer in format), ``always`` on any llama.cpp-compatible server too, ``never``.
@@ -228,6 +214,18 @@ def default_model() -> str:
     )
 
 
+def guarded_endpoint() -> "Endpoint | None":
+    """The endpoint whose model must not leave its server for a client without one of its own:
+    the current session's (:data:`ACTIVE_SESSION`), else the one the environment names."""
+    context = ACTIVE_SESSION.get()
+    if context is not None:
+        return context.endpoint_or_none()
+    try:  # outside a session: the endpoint the environment names (the same resolution)
+        return resolve_endpoint()
+    except ConfigError:
+        return None
+
+
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return value or None
@@ -262,18 +260,21 @@ def resolve_endpoint(model: str | None = None, api_base: str | None = None, api_
         api_key = api_key if api_key is not None else default.api_key
         return Endpoint(model=str(model).strip(), api_base=api_base or None, api_key=api_key,
                         source=source or "explicit", base_source=base_source if api_base else None)
-    sources: Mapping[str, str] = getattr(settings, "sources", None) or {}
-    if model is None:
-        if getattr(settings, "model", None):
-            model, source = settings.model, sources.get("model", "settings")
-        elif settings is None and _env("JUDGEREL_MODEL"):
-            model, source = _env("JUDGEREL_MODEL"), "env JUDGEREL_MODEL"
-    if api_base is None:
-        if settings is not None:
-            api_base = getattr(settings, "api_base", None)
-            base_source = sources.get("api_base", "settings") if api_base else None
-        elif _env("JUDGEREL_API_BASE"):
-            api_base, base_source = _env("JUDGEREL_API_BASE"), "env JUDGEREL_API_BASE"
+    if settings is None:  # the environment, through the settings' one reader of variables
+        from pytest_judgerel.llm.settings import LLMSettings, read_environment
+
+        found_model = read_environment(LLMSettings, "model")
+        found_base = read_environment(LLMSettings, "api_base")
+        chosen_model, model_source = found_model if found_model else (None, "")
+        chosen_base, chosen_base_source = found_base if found_base else (None, "")
+    else:
+        sources: Mapping[str, str] = getattr(settings, "sources", None) or {}
+        chosen_model, model_source = getattr(settings, "model", None), sources.get("model", "settings")
+        chosen_base, chosen_base_source = getattr(settings, "api_base", None), sources.get("api_base", "settings")
+    if model is None and chosen_model:
+        model, source = chosen_model, model_source
+    if api_base is None and chosen_base:
+        api_base, base_source = chosen_base, chosen_base_source
     if api_key is None:
         api_key = _env("JUDGEREL_API_KEY")
     if model is None:

@@ -108,11 +108,13 @@ def scale_in_prompt(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int] | 
     return found[-1] if found else None
 
 
-def default_responder(request: FakeRequest, scale: tuple[int, int] | None = None) -> str:
-    """An integer on the scale as text, derived from the request (see module docstring)."""
+def default_responder(request: FakeRequest, scale: tuple[int, int] | None = None, shift: int = 0) -> str:
+    """An integer on the scale as text, derived from the request (see module docstring), moved by
+    ``shift`` points and clamped to the scale (a judge whose answers drifted)."""
     digest = _request_digest(request.body, request.occurrence)
     low, high = scale or scale_in_prompt(request.messages) or (0, 10)
-    return str(low + int.from_bytes(digest[:4], "big") % (high - low + 1))
+    score = low + int.from_bytes(digest[:4], "big") % (high - low + 1)
+    return str(min(high, max(low, score + int(shift))))
 
 
 def stable_port(name: str) -> int:
@@ -138,7 +140,13 @@ class FakeLLMServer:
     time through ``server.responder``); ``scale``: ``(low, high)`` or ``"0-5"`` for the
     default responder (default: the range stated in the prompt); ``port``: the port to prefer
     (0: any free one; a taken port falls back to any); ``api_key``: the key every chat request
-    must carry (None: none checked).  ``system_fingerprint``: sent with every answer when set.
+    must carry (None: none checked).
+
+    What the server reports, replaceable at any time like ``responder`` (e.g. to stage a silent
+    model update between two runs): ``reported_model``, the ``model`` of every reply (None: the
+    model the request named); ``system_fingerprint``, sent with every reply when set (OpenAI's
+    backend-configuration id); ``shift``, points added to the default responder's score, clamped
+    to the scale (a judge whose answers drifted).
     """
 
     def __init__(
@@ -149,15 +157,21 @@ class FakeLLMServer:
         scale: Any = None,
         port: int = 0,
         api_key: str | None = None,
+        reported_model: str | None = None,
+        system_fingerprint: str | None = None,
+        shift: int = 0,
     ):
         self.api_key = api_key
+        self.reported_model = reported_model
+        self.system_fingerprint = system_fingerprint
+        self.shift = int(shift)
         self.latency = float(latency)
         self.faults = faults or FaultPlan()
         if isinstance(scale, str):
             low, _, high = scale.partition("-")
             scale = (int(low), int(high))
         self.scale = tuple(scale) if scale is not None else None
-        self.responder = responder or (lambda req: default_responder(req, self.scale))
+        self.responder = responder or (lambda req: default_responder(req, self.scale, self.shift))
         self.log: list[dict] = []
         self._lock = threading.Lock()
         self._occurrences: dict[str, int] = {}
@@ -170,7 +184,6 @@ class FakeLLMServer:
         self.port = 0
         self.in_flight = 0
         self.max_in_flight = 0  # the most chat requests being answered at once
-        self.system_fingerprint: str | None = None  # sent with every answer when set (replaceable any time)
 
     # lifecycle ----------------------------------------------------------------
     def start(self) -> "FakeLLMServer":
@@ -365,7 +378,7 @@ class FakeLLMServer:
             "id": f"chatcmpl-fake-{fake_request.index}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", "fake"),
+            "model": self.reported_model or body.get("model", "fake"),
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": completion_words,

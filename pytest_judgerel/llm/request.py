@@ -174,8 +174,8 @@ class LLMResponse:
     (0.0 when litellm has no price for the model); ``latency`` is the upstream
     call time in seconds (as recorded when the answer was first obtained);
     ``cached`` tells whether it came from the cache; ``key`` is the cache key;
-    ``system_fingerprint`` is the server's configuration id when it reports one (OpenAI,
-    vLLM), stored with the cached answer.
+    ``system_fingerprint`` is the backend configuration the server reported with the answer
+    (OpenAI's ``system_fingerprint``; None when it sent none), stored in the cache and replayed.
     """
 
     text: str
@@ -187,7 +187,7 @@ class LLMResponse:
     key: str
     timestamp: float = 0.0
     attempts: int = 1
-    system_fingerprint: str | None = None  # the server's ``system_fingerprint`` when it sent one
+    system_fingerprint: str | None = None
 
     @property
     def prompt_tokens(self) -> int:

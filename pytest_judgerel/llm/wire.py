@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.llm.settings import BACKENDS
 
 __all__ = ["BACKENDS", "WIRE_PROVIDERS", "OPENAI_BASE", "check_backend", "route", "chat_body", "WireReply",
            "WireHTTPError", "MalformedResponseError", "WireCall", "WireTransport"]
 
-BACKENDS = ("auto", "litellm", "http")
 #: providers whose endpoint speaks OpenAI's ``/chat/completions`` (litellm's names), with the
 #: environment variable each reads a key from when the request carries none
 WIRE_PROVIDERS: dict[str, str] = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
@@ -136,8 +136,9 @@ class WireCall:
 
 @dataclass(frozen=True)
 class WireReply:
-    """What one successful exchange returned: the reply text, the model the server reported and its
-    token usage (``prompt_tokens``, ``completion_tokens``, ``total_tokens``)."""
+    """What one successful exchange returned: the reply text, the model the server reported, its
+    token usage (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) and the
+    ``system_fingerprint`` it reported (None when it sent none)."""
 
     text: Any
     model: str

@@ -103,3 +103,28 @@ class WriteBehind:
             self._timer.cancel()
             self._timer = None
         self._entries, self._locks, self._failed = {}, [], {}
+
+
+def flush_at_close(writes: WriteBehind) -> None:
+    """Store the answers still waiting, on the loop thread while it runs (a client's close); warn
+    about answers that could not be stored and that no batch reported."""
+    import threading
+
+    from pytest_judgerel.llm.runtime import runtime as loop_runtime
+
+    if len(writes):
+        runtime = loop_runtime()
+        if runtime.loop.is_running() and threading.current_thread() is not runtime.thread:
+            async def flush() -> None:
+                writes.flush()
+
+            runtime.submit(flush()).result(60)
+        else:
+            writes.flush()
+    lost = writes.unclaimed()
+    if lost:
+        import warnings
+
+        first = next(iter(lost.values()))
+        warnings.warn(f"pytest-judgerel: {len(lost)} answer(s) could not be stored in the cache and will be "
+                      f"asked again next run: {type(first).__name__}: {first}", RuntimeWarning, stacklevel=4)

@@ -118,12 +118,14 @@ def _panel_args(args: tuple, kwargs: dict) -> Iterator[str]:
 #: ``judge`` marker's keywords are :class:`~pytest_judgerel.judging.judge.Judge` arguments.
 MARKERS: dict[str, MarkerSpec] = {spec.name: spec for spec in (
     MarkerSpec("judge", "**Judge arguments", "configure the `judge` fixture of this test: model, template, "
-               "temperature, max_tokens, seed, top_p, system, axes, api_base, namespace, reask, constrain, sequential "
-               "(True/False: this test's gates draw in steps and stop once settled; default --judgerel-sequential)", {
+               "temperature, max_tokens, seed, top_p, system, axes, api_base, namespace, reask, constrain, hardened, "
+               "sequential (True/False: this test's gates draw in steps and stop once settled; default "
+               "--judgerel-sequential)", {
                    "model": Arg(str), "template": Arg(str), "temperature": Arg(_NUMBER, check=_range(0, 2)),
                    "max_tokens": Arg(int, check=_at_least(1)), "seed": Arg(int), "top_p": Arg(_NUMBER),
                    "system": Arg(str), "axes": Arg((list, tuple)), "api_base": Arg(str), "namespace": Arg(str),
                    "reask": Arg(bool), "constrain": Arg(str, check=_one_of(CONSTRAIN_MODES)),
+                   "hardened": Arg(bool),
                    "sequential": Arg(bool),
                }),
     MarkerSpec("scale", "*names", "grading scale(s) such as '0-5', '0-10', '0-100'; a test that requests the "

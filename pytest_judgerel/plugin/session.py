@@ -155,7 +155,7 @@ class JudgerelSession:
         """A recorder for one test, carrying the session's gate settings."""
         from ..session.recording import Recorder
 
-        return Recorder(report_only=bool(self.settings.report_only),
+        return Recorder(report_only=bool(self.settings.report_only or self.settings.dry_run),
                         max_parse_failures=int(self.settings.max_parse_failures),
                         require_stable=bool(self.settings.require_stable))
 
@@ -348,7 +348,10 @@ class JudgerelSession:
                         else ""))
         lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir} backend={s.backend}"
                  + (f" ({_wire_of(s.backend, ep)})" if ep is not None else "")
-                 + (" REPORT-ONLY (assertions never fail)" if s.report_only else "")]
+                 + (" REPORT-ONLY (assertions never fail)" if s.report_only and not s.dry_run else "")
+                 + (" DRY RUN (no model is called; gates report only)" if s.dry_run else "")
+                 + (f" budget: max {s.max_calls} calls" if s.max_calls is not None else "")
+                 + (f" budget: max ${s.max_cost:g}" if s.max_cost is not None else "")]
         if ep is not None and ep.embedded:
             from ..llm.endpoint import EMBEDDED_LABEL
 
@@ -361,7 +364,8 @@ class JudgerelSession:
         """Build the report, apply the gate and write the outputs; fail the session on a gate reason."""
         s = self.settings
         self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
-        if not self.results and not self.crashed and not (s.json or s.html or s.baseline or s.history_dir):
+        if not self.results and not self.crashed and not (s.json or s.html or s.baseline or s.history_dir
+                                                          or s.max_calls is not None or s.max_cost is not None):
             return  # nothing judged, nothing to write: keep plain pytest runs free of report imports
         from ..report.build import build_report
         from ..report.gate import apply_outputs
@@ -384,6 +388,8 @@ class JudgerelSession:
             self.report["anchors"] = anchors
             mark_judge_changes(self.report)
         reasons = apply_outputs(run, self.report)
+        if run.budget and run.budget.get("exceeded"):  # the budget stopped the run: it fails (exit 1)
+            reasons = [*reasons, f"the budget stopped the run: {run.budget['exceeded']}"]
         self.gate_reasons = reasons
         if reasons and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -397,7 +403,18 @@ class JudgerelSession:
                           tests=tuple(dict(r) for r in self.results.values()), outcomes=dict(self.outcomes),
                           crashed=tuple(self.crashed), interrupted=bool(self.interrupted),
                           endpoint=endpoint.describe() if endpoint is not None else None,
-                          extra_calls=self._extra_calls(), exitstatus=exitstatus, workers=dict(self.workers))
+                          extra_calls=self._extra_calls(), exitstatus=exitstatus, workers=dict(self.workers),
+                          budget=self._budget_state())
+
+    def _budget_state(self) -> dict[str, Any] | None:
+        """The run's budget counters, shared by every xdist worker (pytest_judgerel.llm.budget)."""
+        s = self.settings
+        if s.max_calls is None and s.max_cost is None:
+            return None
+        from ..llm.budget import read_budget
+
+        return read_budget(s.cache_path, self.run_id) or {"max_calls": s.max_calls, "max_cost": s.max_cost,
+                                                          "calls": 0, "cost": 0.0, "exceeded": None}
 
     def _extra_calls(self) -> dict[str, Any]:
         """Calls no test carried: this process's and every xdist worker's."""

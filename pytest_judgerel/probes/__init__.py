@@ -2,10 +2,12 @@
 
 * :func:`position_bias` -- each pair judged in both orders (Zheng et al. 2023, section 3.3);
 * :func:`length_bias` -- each item judged as is and with content-free padding;
-* :func:`self_preference` -- outputs tagged with the model that wrote them, against a reference.
+* :func:`self_preference` -- outputs tagged with the model that wrote them, against a reference;
+* :func:`injection_probe` -- low-quality items judged clean and with attacks in the judged text.
 
 Gate the results with :func:`~pytest_judgerel.assert_position_consistent`,
-:func:`~pytest_judgerel.assert_no_length_bias` and :func:`~pytest_judgerel.assert_no_self_preference`.
+:func:`~pytest_judgerel.assert_no_length_bias`, :func:`~pytest_judgerel.assert_no_self_preference` and
+:func:`~pytest_judgerel.assert_injection_resistant`.
 Every call of a probe goes through the judge's own client, model and endpoint.  Names are
 imported lazily, like the rest of the package.
 """
@@ -21,6 +23,10 @@ _EXPORTS = {
     "self_preference": "preference", "SelfPreferenceProbeResult": "preference",
     "parse_pairwise_verdict": "pairwise", "pairwise_template": "pairwise", "PAIRWISE_TEMPLATE": "pairwise",
     "PAIRWISE_CAUSES": "pairwise",
+    "injection_probe": "injection", "InjectionResult": "injection", "AttackOutcome": "injection",
+    "FamilyTally": "injection", "DEFAULT_MARGIN": "injection",
+    "Attack": "attack_battery", "ATTACKS": "attack_battery", "ATTACK_FAMILIES": "attack_battery",
+    "DEFAULT_INJECTION_ITEMS": "attack_battery",
 }
 
 __all__ = sorted(_EXPORTS)

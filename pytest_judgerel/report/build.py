@@ -19,9 +19,13 @@ VERSION = REPORT_VERSION
 _SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "constrain", "cache_mode",
                   "max_concurrency", "rpm", "timeout", "max_attempts", "backend", "max_parse_failures", "report_only",
                   "require_stable",
-                  "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise")
+                  "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise", "dry_run", "max_calls", "max_cost")
 CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "corrupt", "prompt_tokens", "completion_tokens",
-             "cost", "http_calls", "litellm_calls")
+             "cost", "http_calls", "litellm_calls", "fresh", "refused", "planned", "planned_prompt_tokens",
+             "planned_completion_tokens", "planned_cost", "hit_latency")
+#: the latency a dry run's time estimate assumes per call when the run served no cache hit to
+#: take the recorded latencies from (seconds)
+DEFAULT_PLAN_LATENCY = 1.0
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class SessionRun:
     extra_calls: Mapping[str, Any] = field(default_factory=dict)
     exitstatus: int | None = None
     workers: Mapping[str, Any] = field(default_factory=dict)
+    budget: Mapping[str, Any] | None = None  # the run's budget state (pytest_judgerel.llm.budget), if capped
 
 
 def _plugin_version() -> str:
@@ -187,6 +192,26 @@ def judged_models(tests: Iterable[Mapping[str, Any]]) -> set[str]:
     return out
 
 
+def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], concurrency: int) -> dict[str, Any]:
+    """What a dry run planned: the upstream calls per test and in total, their estimated prompt
+    tokens (characters / 4), completion tokens (``max_tokens``, an upper bound), cost (priced
+    models only) and the time at ``concurrency`` calls at once, assuming each call takes the mean
+    latency recorded with the run's cache hits (else :data:`DEFAULT_PLAN_LATENCY`)."""
+    per_test = {t["nodeid"]: int((t.get("calls") or {}).get("planned", 0) or 0) for t in tests}
+    planned = int(totals.get("planned", 0) or 0)
+    hits = int(totals.get("hits", 0) or 0)
+    recorded = float(totals.get("hit_latency", 0.0) or 0.0)
+    latency, basis = ((recorded / hits, f"mean recorded latency of {hits} cache hits") if hits and recorded > 0
+                      else (DEFAULT_PLAN_LATENCY, "assumed default"))
+    waves = -(-planned // max(1, int(concurrency)))
+    return {"planned_calls": planned, "per_test": {k: v for k, v in per_test.items() if v},
+            "cache_hits": hits, "prompt_tokens_estimate": int(totals.get("planned_prompt_tokens", 0) or 0),
+            "completion_tokens_max": int(totals.get("planned_completion_tokens", 0) or 0),
+            "cost_estimate": round(float(totals.get("planned_cost", 0.0) or 0.0), 8),
+            "latency": latency, "latency_basis": basis, "concurrency": int(concurrency),
+            "time_estimate": waves * latency}
+
+
 def build_report(run: SessionRun) -> dict[str, Any]:
     """The report of one session: every test pytest ran (with its outcome, and its records and
     calls when it made any), plus totals and what pytest reported (the outcome counts, the exit
@@ -202,10 +227,17 @@ def build_report(run: SessionRun) -> dict[str, Any]:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     endpoint = dict(run.endpoint) if run.endpoint is not None else None
     report = assemble_report(tests, settings=settings, crashed=run.crashed,
-                             report_only=bool(settings.get("report_only")), endpoint=endpoint,
+                             report_only=bool(settings.get("report_only") or settings.get("dry_run")),
+                             endpoint=endpoint,
                              session={"exitstatus": run.exitstatus, "interrupted": bool(run.interrupted),
                                       "outcomes": outcomes},
                              extra_calls=run.extra_calls)
+    budget = dict(run.budget) if run.budget else None
+    report["session"]["budget"] = budget
+    report["totals"]["budget_stopped"] = bool(budget and budget.get("exceeded"))
+    if settings.get("dry_run"):
+        report["session"]["dry_run"] = dry_run_plan(report["tests"], report["totals"],
+                                                    int(settings.get("max_concurrency") or 1))
     used = judged_models(tests)
     if endpoint is not None:
         unused = bool(used) and endpoint.get("model") not in used

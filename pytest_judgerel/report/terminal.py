@@ -109,6 +109,33 @@ def totals_line(totals: Mapping[str, Any]) -> str:
             f"{totals.get('failed_metrics', 0)} below threshold" + _repeated_text(totals.get("repeated")))
 
 
+def write_bill(tr: Any, session: Mapping[str, Any]) -> None:
+    """The dry run's plan (calls per test and in total, tokens, cost, time) and a budget that
+    stopped the run."""
+    plan = session.get("dry_run")
+    if plan:
+        tr.write_line("DRY RUN: no model was called; every cache miss was answered by a placeholder and counted "
+                      "as a planned upstream call; gates ran report-only.", yellow=True, bold=True)
+        for nodeid, n in sorted(plan.get("per_test", {}).items()):
+            tr.write_line(f"  planned {n:>6} calls  {nodeid}")
+        cost = float(plan.get("cost_estimate") or 0.0)
+        tr.write_line(
+            f"planned upstream calls: {plan['planned_calls']} (cache hits, free: {plan['cache_hits']}); "
+            f"prompt tokens ~{plan['prompt_tokens_estimate']} (estimate: characters / 4), completion tokens "
+            f"<= {plan['completion_tokens_max']} (max_tokens); cost "
+            + (f"~${cost:.4f} (priced models only)" if cost else "unknown (no price for the model)")
+            + f"; time ~{plan['time_estimate']:.1f}s at concurrency {plan['concurrency']} x "
+            f"{plan['latency']:.2f}s per call ({plan['latency_basis']})", bold=True)
+    budget = session.get("budget")
+    if budget and budget.get("exceeded"):
+        tr.write_line(f"BUDGET STOPPED THE RUN: {budget['exceeded']}", red=True, bold=True)
+    elif budget:
+        tr.write_line(f"budget: {budget.get('calls', 0)} upstream calls"
+                      + (f" of {budget['max_calls']}" if budget.get("max_calls") is not None else "")
+                      + f", ${float(budget.get('cost', 0.0)):.4f}"
+                      + (f" of ${budget['max_cost']:g}" if budget.get("max_cost") is not None else ""))
+
+
 def _wire_text(totals: Mapping[str, Any]) -> str:
     """Which path the upstream calls took (the HTTP fast path or litellm), when any were made."""
     http, via_litellm = int(totals.get("http_calls", 0) or 0), int(totals.get("litellm_calls", 0) or 0)
@@ -239,7 +266,8 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     all_reasons = list(dict.fromkeys(list(gate.get("reasons", [])) + list(reasons)))
     panels = panel_warnings(report)
     if not rows and not totals.get("calls") and not all_reasons and not gate.get("baseline") \
-            and not report.get("crashed") and not report.get("report_only") and not panels:
+            and not report.get("crashed") and not report.get("report_only") and not panels \
+            and not (report.get("session") or {}).get("budget"):
         return
     tr.write_sep("=", "judgerel summary")
     if rows:
@@ -257,6 +285,7 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
     _write_sequential(tr, report)
     write_anchor_lines(tr, report)  # the drift anchors' status, server changes (judge_drift)
     session = report.get("session") or {}
+    write_bill(tr, session)
     if session.get("interrupted"):
         tr.write_line("INTERRUPTED: the report holds the partial results of the tests that ran "
                       "(no history run was written, the baseline was not updated).", red=True, bold=True)

@@ -102,16 +102,15 @@ class SessionContext:
         Its wrong-endpoint guard knows the session's endpoint."""
         with self._lock:
             if self._client is None:
-                from ..llm.client import LLMClient, LLMSettings
+                from dataclasses import replace
 
-                s = self.settings
-                self._client = LLMClient(
-                    LLMSettings(cache_dir=s.cache_dir if s.cache_dir is not None else ".judgerel_cache",
-                                cache_mode=s.cache_mode, max_concurrency=s.max_concurrency,
-                                rpm=s.rpm, timeout=s.timeout, max_attempts=s.max_attempts,
-                                cache_backend=s.cache_backend, run_id=self.run_id, backend=s.backend),
-                    endpoint=self.endpoint_or_none(),
-                )
+                from ..llm.client import LLMClient
+
+                # the session's settings are the client's (Settings extends LLMSettings): nothing copied
+                settings = self.settings
+                if self.run_id is not None and settings.run_id != self.run_id:
+                    settings = replace(settings, run_id=self.run_id)
+                self._client = LLMClient(settings, endpoint=self.endpoint_or_none())
                 self._client.progress = self.progress
             return self._client
 

@@ -100,8 +100,8 @@ class StabilityInfo(TypedDict, total=False):
     predicts: str
     p_pass_new_items: float | None
     new_items_resample: str
-    recentred: bool  # stats/stability.py: the predictive p_pass was recentred
-    rough: bool  # its calibration is known to be rough here (rough_reason says why)
+    recentred: bool  # the predictive draws recentred on the observed ICC (issue 31)
+    rough: bool  # below the design where p_pass was checked (stats.stability, MIN_ITEMS_OVER_REPEATS)
     rough_reason: str
     new_items_rough: bool
 
@@ -263,6 +263,22 @@ class PassRateRecord(MetricRecord, total=False):
     sequential: SequentialInfo
 
 
+class InjectionRecord(MetricRecord, total=False):
+    """``injection``: :func:`~pytest_judgerel.assert_injection_resistant` (the worst family's flip
+    rate is the record's value; ``families`` holds every family's flips, n, rate and exact CI)."""
+
+    n_attacks: int
+    margin: float | None
+    pass_line: float | None
+    goal: str
+    attacked_field: str | None
+    excluded_items: list[str]
+    worst_family: str
+    families: dict[str, dict[str, Any]]
+    pooled: dict[str, Any]
+    pooled_rate: float | None
+
+
 class HumanMeanRecord(MetricRecord, total=False):
     """``human_mean``: :func:`~pytest_judgerel.assert_human_mean_above`."""
 
@@ -312,8 +328,8 @@ class JudgeRunRecord(Record, total=False):
     calls: int
     reasked: int
     failures: list[dict[str, Any]]  # JudgeFailure.to_dict(), the first 20
-    served: list[dict[str, Any]]  # per judge configuration: models and system fingerprints served (anchors)
-    anchor_calls: list[dict[str, Any]]  # with --judgerel-anchors: the calls an anchor sample is drawn from
+    served: list[dict[str, Any]]  # per judge configuration, the server-reported models and fingerprints
+    anchor_calls: list[dict[str, Any]]  # drift anchors' candidates; taken off the record on the worker
 
 
 RECORD_TYPES: dict[str, type] = {
@@ -325,6 +341,7 @@ RECORD_TYPES: dict[str, type] = {
     "length_bias": LengthBiasRecord,
     "self_preference": SelfPreferenceRecord,
     "pass_rate": PassRateRecord,
+    "injection": InjectionRecord,
     "human_mean": HumanMeanRecord,
     "human_mean_difference": HumanMeanDifferenceRecord,
     "mindeval_score": MindEvalScoreRecord,

@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "MIN_ITEMS_OVER_REPEATS": "stability",
     # proportion.py, bias.py
     "wilson_interval": "proportion", "Proportion": "proportion",
+    "clopper_pearson": "proportion", "ExactProportion": "proportion",
     "position_consistency": "bias", "PositionConsistency": "bias", "paired_shift": "bias", "PairedShift": "bias",
     "sign_test_p": "bias", "equivalence_test": "bias", "Equivalence": "bias",
     # pass_rate.py

@@ -1,4 +1,4 @@
-"""A binomial proportion with its Wilson score interval.
+"""A binomial proportion with its Wilson score interval (or the exact Clopper-Pearson one).
 
 Wilson (1927), "Probable inference, the law of succession, and statistical inference", JASA 22:
 the interval inverts the score test, ``(p + z^2/(2n) +/- z sqrt(p(1-p)/n + z^2/(4n^2))) / (1 + z^2/n)``.
@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ReliabilityError
 
-__all__ = ["Proportion", "wilson_interval"]
+__all__ = ["Proportion", "wilson_interval", "ExactProportion", "clopper_pearson"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +64,44 @@ def wilson_interval(count: int, n: int, confidence: float = 0.95) -> Proportion:
     lo = 0.0 if count == 0 else max(0.0, centre - half)
     hi = 1.0 if count == n else min(1.0, centre + half)
     return Proportion(p, min(lo, p), max(hi, p), count, n, float(confidence))
+
+
+@dataclass(frozen=True)
+class ExactProportion(Proportion):
+    """A :class:`Proportion` whose interval is the exact Clopper-Pearson interval."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "method": "clopper-pearson"}
+
+    def __str__(self) -> str:
+        return (f"{self.value:.3f} ({self.count}/{self.n}) [{self.confidence:.0%} Clopper-Pearson CI "
+                f"{self.ci_low:.3f}, {self.ci_high:.3f}]")
+
+
+def clopper_pearson(count: int, n: int, confidence: float = 0.95) -> ExactProportion:
+    """The proportion ``count / n`` with its exact (Clopper-Pearson) two-sided interval.
+
+    Clopper & Pearson (1934), "The use of confidence or fiducial limits illustrated in the case of
+    the binomial", Biometrika 26: the bounds invert the two one-sided binomial tests, so they are
+    the ``alpha/2`` quantile of Beta(count, n - count + 1) and the ``1 - alpha/2`` quantile of
+    Beta(count + 1, n - count), with 0 (count = 0) and 1 (count = n) at the edges.  Its coverage is
+    at least ``confidence`` for every true proportion (conservative), which is why a gate that must
+    not understate a rate (an attack's success rate) uses it; equal to
+    ``scipy.stats.binomtest(count, n).proportion_ci(confidence, method="exact")``.
+    """
+    from scipy.special import betaincinv
+
+    for name, v in (("count", count), ("n", n)):
+        if isinstance(v, bool) or not isinstance(v, int) and not (hasattr(v, "__index__")):
+            raise ReliabilityError(f"clopper_pearson: {name} must be an integer, got {v!r}")
+    count, n = int(count), int(n)
+    if n < 1:
+        raise ReliabilityError(f"clopper_pearson: n must be at least 1, got {n}")
+    if not 0 <= count <= n:
+        raise ReliabilityError(f"clopper_pearson: count must lie in 0..n={n}, got {count}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    alpha = 1 - confidence
+    lo = 0.0 if count == 0 else float(betaincinv(count, n - count + 1, alpha / 2))
+    hi = 1.0 if count == n else float(betaincinv(count + 1, n - count, 1 - alpha / 2))
+    return ExactProportion(count / n, lo, hi, count, n, float(confidence))

@@ -12,10 +12,10 @@ fail.  Like every gate it ends in :func:`pytest_judgerel.gates.common.finish`.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ReliabilityError
-from ..session.recording import new_record
+from ..session.recording import InjectionRecord, new_record
 from ..stats.interval import format_estimate
 from .common import finish
 from .conclusion import parse_failure_limit
@@ -65,7 +65,7 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
     limit = parse_failure_limit(max_parse_failures)
     failures = list(result.parse_failures)
     if len(failures) > limit:
-        rec = new_record("injection", **base, value=None, ci=None, n=None, passed=False)
+        rec = cast(InjectionRecord, new_record("injection", **base, value=None, ci=None, n=None, passed=False))
         lines = [f"{head}{_STATISTIC} not computed: {len(failures)} judge repl"
                  f"{'y' if len(failures) == 1 else 'ies'} could not be parsed (max_parse_failures={limit}); "
                  "these are not scores:"]
@@ -80,7 +80,7 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
         why = (f"all {len(result.excluded)} items were left out: the judge already scores them within the margin "
                "of the attacker's end of the scale (the probe needs items the judge scores low)"
                if result.excluded and not result.outcomes else "no attacked reply could be read as a score")
-        rec = new_record("injection", **base, value=None, ci=None, n=0, passed=False, error=why)
+        rec = cast(InjectionRecord, new_record("injection", **base, value=None, ci=None, n=0, passed=False, error=why))
         return finish(rec, None, error=ReliabilityError(f"{head}{_STATISTIC} not computed: {why}"))
 
     def compared(r: Any) -> float:
@@ -98,7 +98,7 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
     pooled = result.pooled(confidence)
     ok = compared(w) <= max_flip_rate
     flipped = result.flipped()
-    rec = new_record("injection", **{
+    rec = cast(InjectionRecord, new_record("injection", **{
         **base, "value": w.value, "ci": [w.ci_low, w.ci_high], "n": w.n, "worst_family": worst, "families": fam_records,
         "groups": {fam: {"value": f["rate"], "ci": f["ci"], "n": f["n"], "passed": f["passed"]}
                    for fam, f in fam_records.items()},
@@ -107,7 +107,7 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
         "pooled_rate": pooled.value,
         "worst_items": [{"item": o.attack_id, "detail": _detail(o)} for o in flipped[:_WORST]],
         "item_scores": {o.attack_id: float(o.flipped) for o in result.outcomes if o.flipped is not None},
-    })
+    }))
     attach_stability(rec, _stability(result, list(tallies), max_flip_rate) if use == "estimate" else None)
     rec["passed"] = ok
     if ok:

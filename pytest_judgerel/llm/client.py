@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
+from pytest_judgerel.llm.endpoint import is_in_process
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
 from pytest_judgerel.llm.runtime import runtime as _runtime
@@ -547,12 +548,14 @@ class LLMClient:
             if self.budget is not None:
                 self.budget.reserve(request)  # the call past the cap raises here, nothing sent
         except LLMCallError as exc:  # a missing or malformed key, or the budget: nothing was sent
-            from pytest_judgerel.errors import BudgetExceededError
+            from pytest_judgerel.errors import BudgetExceededError, MissingKeyError
 
-            self.stats.errors += 1
+            # a missing key stops the session with its own message: no request, no error counted
+            self.stats.errors += int(not isinstance(exc, MissingKeyError))
             self.stats.refused += int(isinstance(exc, BudgetExceededError))
             raise
-        setattr(self.stats, f"{name}_calls", getattr(self.stats, f"{name}_calls") + 1)
+        if not is_in_process(request.model):  # an in-process model is answered here, not upstream
+            setattr(self.stats, f"{name}_calls", getattr(self.stats, f"{name}_calls") + 1)
         from pytest_judgerel.llm.upstream import send_with_retries
 
         response = await send_with_retries(call, request, key, self.settings, self._retry, self.stats)

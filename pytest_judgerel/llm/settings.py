@@ -86,13 +86,6 @@ def check_api_base(value: Any) -> str | None:
     return None
 
 
-def _check_store_url(value: Any) -> str | None:
-    if not isinstance(value, str) or "://" not in value:
-        return ("must be a URL such as redis://host:6379/0 (the diskcache directory is "
-                "--judgerel-cache-dir)")
-    return None
-
-
 @dataclass(frozen=True)
 class Opt:
     """One setting: its command-line flag, ini key, environment variable, parser and check.
@@ -222,8 +215,9 @@ class LLMSettings:
     extends it).
 
     ``timeout`` is per attempt (seconds); ``rpm`` = requests per minute (None = no limit);
-    ``cache_backend`` is a shared store's URL (``redis://``, ``rediss://``, ``unix://``) that
-    replaces the diskcache directory ``cache_dir``; ``backend`` is the path to the wire
+    ``cache_backend`` is a directory or a shared store's URL (``redis://``, ``rediss://``,
+    ``unix://``) that replaces the diskcache directory ``cache_dir`` (an unknown scheme fails when
+    the cache opens); ``backend`` is the path to the wire
     (:mod:`pytest_judgerel.llm.wire`), by default ``JUDGEREL_BACKEND``, else ``auto``;
     ``run_id``, when set, lists the keys this client served under it (``finish_run``).
     """
@@ -254,9 +248,9 @@ class LLMSettings:
     cache_mode: str = option("--judgerel-cache-mode", "record (default: use hits, fill misses) | replay (a miss "
                              "is an error) | refresh | off", "record", choices=CACHE_MODES,
                              env="JUDGEREL_CACHE_MODE")
-    cache_backend: str | None = option("--judgerel-cache-backend", "URL of a shared cache store (redis://host:port/db) "
-                                       "that replaces the diskcache directory", env="JUDGEREL_CACHE_BACKEND",
-                                       check=_check_store_url)
+    cache_backend: str | None = option("--judgerel-cache-backend", "cache backend: a directory (diskcache) or the "
+                                       "URL of a shared store (redis://host:port/db), replacing --judgerel-cache-dir",
+                                       env="JUDGEREL_CACHE_BACKEND")
     dry_run: bool = option(
         "--judgerel-dry-run", "run the tests without calling any model: cache hits are served, every miss is "
         "answered by a placeholder that parses and counted as a planned call; gates report only; prints the "

@@ -48,8 +48,9 @@ async def send_with_retries(call: Any, request: Any, key: str, settings: Any, po
                 why += f"; missing or rejected key: {call.key_hint()}"
             # ``from None``: the provider's traceback would show litellm's frame arguments
             # (api_key=...) in pytest's long tracebacks and JUnit XML; its message is kept.
+            where = f" at {request.api_base}" if request.api_base else ""  # which server did not answer
             raise LLMCallError(
-                f"model {request.model!r} call failed ({status}, {why}) for test {request.test_name}: "
+                f"model {request.model!r}{where} call failed ({status}, {why}) for test {request.test_name}: "
                 f"{type(error).__name__}: {failure.message}"
             ) from None
         stats.retries += 1

@@ -170,7 +170,7 @@ def _drift_stats() -> Any:
 _COMPARED = ("steady", "drifted", "inconclusive")
 
 
-def anchor_entries(reports: list[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any] | None]]:
+def anchor_entries(reports: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any] | None]]:
     """``{configuration id: [its anchors entry in run 1, run 2, ...]}`` (None where absent)."""
     out: dict[str, list[Mapping[str, Any] | None]] = {}
     for i, rep in enumerate(reports):
@@ -179,7 +179,7 @@ def anchor_entries(reports: list[Mapping[str, Any]]) -> dict[str, list[Mapping[s
     return dict(sorted(out.items()))
 
 
-def monitor_anchors(reports: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def monitor_anchors(reports: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """The sequential monitor (:func:`pytest_judgerel.stats.drift.drift_monitor`, a self-starting
     CUSUM) over each configuration's anchor comparisons since its reference was last recorded.
 
@@ -214,7 +214,7 @@ def monitor_anchors(reports: list[Mapping[str, Any]]) -> dict[str, dict[str, Any
     return out
 
 
-def judge_status(reports: list[Mapping[str, Any]], index: int,
+def judge_status(reports: Sequence[Mapping[str, Any]], index: int,
                  monitors: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """The judge's anchors at run ``index``: ``drifted`` (a configuration's comparison drifted or
     the monitor alarms there), ``steady`` (every compared configuration steady), else
@@ -244,7 +244,7 @@ def served_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def attribute_runs(reports: list[Mapping[str, Any]], old: int, new: int, comparison: BaselineComparison
+def attribute_runs(reports: Sequence[Mapping[str, Any]], old: int, new: int, comparison: BaselineComparison
                    ) -> dict[str, Any]:
     """Who moved between runs ``old`` and ``new``: ``{"verdict": "judge drifted" | "system
     changed" | "both" | "none" | "undetermined", "reason", "judge": status at ``new``,

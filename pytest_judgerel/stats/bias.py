@@ -341,7 +341,7 @@ def equivalence_test(differences: Any, margin: float, alpha: float = 0.05, two_s
         b_up, b_lo, b_hi, b_low = _bootstrap_t(d, mean, sd, margin, alpha, n_boot, seed)
         upper, hi = max(upper, b_up), max(hi, b_hi)
         if two_sided:
-            lower, lo = max(lower, b_lo), min(lo, b_low)  # type: ignore[arg-type]
+            lower, lo = max(lower, b_lo), min(lo, b_low)  # type: ignore[arg-type,type-var]
     return Equivalence(mean, float(margin), float(alpha), two_sided, lower, upper, lo, hi, n, sd, method, g,
                        None if bound is None else float(bound))
 

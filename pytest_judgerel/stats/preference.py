@@ -103,8 +103,8 @@ class SelfPreferenceTest(HasInterval):
                 f"leaderboard rank {r.reference_rank} -> {r.judge_rank}")
 
 
-def self_preference_test(reference: Mapping[str, Mapping[Hashable, Any]],
-                         judge: Mapping[str, Mapping[Hashable, Any]], own_system: str, *,
+def self_preference_test(reference: Mapping[str, Mapping[Any, Any]],
+                         judge: Mapping[str, Mapping[Any, Any]], own_system: str, *,
                          confidence: float = 0.95) -> SelfPreferenceTest:
     """Self-preference of the judge whose model is ``own_system`` against ``reference``.
 

@@ -110,7 +110,7 @@ def _ppi_stability(f: Any, y: Any, fu: Any, threshold: float, use: str, confiden
 
 def _line(res: Any) -> str:
     c = res.classical
-    return (f"human-scale mean = {res.value:.4f} [{res.confidence:.0%} CI {res.ci_low:.4f}, {res.ci_high:.4f}] "
+    return (f"human-scale mean = {res.formatted()} "
             f"(PPI++: {res.n_labeled} human labels + {res.n_unlabeled} judge-only items, lambda {res.lam:.3f}, "
             f"worth {res.effective_n:.0f} human labels); human-only {c.value:.4f} [{c.ci_low:.4f}, {c.ci_high:.4f}]")
 
@@ -215,7 +215,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         lines.append(f"  {n_omitted} item(s) without a readable judge score were left out")
     for g in bad_groups:
         r = per[g]
-        lines.append(f"  group {g}: {r.value:.4f} [CI {r.ci_low:.4f}, {r.ci_high:.4f}] (n={r.n_labeled} labels) "
+        lines.append(f"  group {g}: {r.formatted()} (n={r.n_labeled} labels) "
                      f"below min_mean {min_mean}")
     return finish(rec, res, lines)
 
@@ -289,11 +289,10 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
         return finish(rec, res)
     what = "estimated difference" if use == "estimate" else "lower CI bound of the difference"
     lines = [
-        f"{head(label)}human-scale mean difference new - old = {res.value:+.4f} [{res.confidence:.0%} CI "
-        f"{res.ci_low:+.4f}, {res.ci_high:+.4f}] (PPI++, lambda {res.lam[0]:.3f} / {res.lam[1]:.3f}, "
+        f"{head(label)}human-scale mean difference new - old = {res.formatted(signed=True)} "
+        f"(PPI++, lambda {res.lam[0]:.3f} / {res.lam[1]:.3f}, "
         f"{'paired' if res.paired else 'independent'} human labels, worth {res.effective_n:.0f} labels per system)",
-        f"  new {res.a.value:.4f} [CI {res.a.ci_low:.4f}, {res.a.ci_high:.4f}], old {res.b.value:.4f} "
-        f"[CI {res.b.ci_low:.4f}, {res.b.ci_high:.4f}]; human-only difference {c.value:+.4f} "
+        f"  new {res.a.formatted()}, old {res.b.formatted()}; human-only difference {c.value:+.4f} "
         f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
         f"  the {what} {tested:+.4f} is below min_difference {min_difference}",
     ]

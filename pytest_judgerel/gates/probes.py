@@ -28,6 +28,7 @@ from .common import (
 )
 from .sequential import settle_pass_rate
 from .stability import attach_stability, mean_gate_stability
+from ..stats.interval import format_estimate
 from ..session.recording import (
     LengthBiasRecord,
     PassRateRecord,
@@ -117,10 +118,9 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     if ok:
         return finish(rec, result)
     lines = [
-        f"{head(label)}position consistency = {c.value:.4f} [{c.confidence:.0%} Wilson CI {c.ci_low:.4f}, "
-        f"{c.ci_high:.4f}] ({c.count} of {s.n_valid} pairs keep their verdict when the answers swap)",
-        f"  the answer shown first won both orders on {s.n_first} pair(s) ({fp.value:.3f} [CI {fp.ci_low:.3f}, "
-        f"{fp.ci_high:.3f}]), the answer shown second on {s.n_second} ({sp.value:.3f}); exact two-sided sign test "
+        f"{head(label)}position consistency = {c.formatted()} ({c.count} of {s.n_valid} pairs keep their verdict when the answers swap)",
+        f"  the answer shown first won both orders on {s.n_first} pair(s) ({fp.formatted(3)}), "
+        f"the answer shown second on {s.n_second} ({sp.value:.3f}); exact two-sided sign test "
         f"p = {p_position:.3g}; {s.n_tie_mismatch} tie in one order only",
     ]
     if not ok_position:
@@ -230,8 +230,8 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     if ok:
         return finish(rec, result)
     lines = [
-        f"{head(label)}length shift = {sh.mean:+.4f} of the scale range [{sh.confidence:.0%} CI {sh.ci_low:+.4f}, "
-        f"{sh.ci_high:+.4f}], paired t p = {sh.p:.3g} (n = {sh.n} items; {sh.mean * sc.range:+.3g} points on {sc.name})",
+        f"{head(label)}length shift = {sh.mean:+.4f} of the scale range {sh.interval.format(signed=True)}, "
+        f"paired t p = {sh.p:.3g} (n = {sh.n} items; {sh.mean * sc.range:+.3g} points on {sc.name})",
     ]
     if tost is not None:
         side = f"-{max_shift} < shift < {max_shift}" if two_sided else f"shift < {max_shift}"
@@ -307,8 +307,8 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     if ok:
         return finish(rec, result)
     lines = [
-        f"{head(label)}self-preference of {result.own_model}: mean per-task rank change {t.mean_rank_change:+.3f} "
-        f"[{t.confidence:.0%} CI {t.ci_low:+.3f}, {t.ci_high:+.3f}] over {t.n} tasks and {len(result.models)} models",
+        f"{head(label)}self-preference of {result.own_model}: mean per-task rank change "
+        f"{t.formatted(3, signed=True)} over {t.n} tasks and {len(result.models)} models",
         f"  the judge ranks its own model higher than the reference on {t.n_higher} task(s), lower on "
         f"{t.n_lower}, the same on {t.n_equal} (sign test p = {t.p_sign:.3g}); leaderboard rank "
         f"{r.reference_rank} under the reference, {r.judge_rank} under the judge",
@@ -374,8 +374,8 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
         return finish(rec, res)
     what = "corrected pass rate" if use == "estimate" else "lower CI bound of the corrected pass rate"
     lines = [
-        f"{head(label)}corrected pass rate = {res.value:.4f} [{res.confidence:.0%} CI {res.ci_low:.4f}, "
-        f"{res.ci_high:.4f}] (the judge passed {res.passed} of {res.n} = {res.observed:.4f})",
+        f"{head(label)}corrected pass rate = "
+        f"{format_estimate(res.value, res.ci_low, res.ci_high, res.confidence)} (the judge passed {res.passed} of {res.n} = {res.observed:.4f})",
         f"  judge on the calibration set: specificity {cal.specificity:.3f} ({cal.n_negative} items humans "
         f"failed), sensitivity {cal.sensitivity:.3f} ({cal.n_positive} items humans passed); "
         "theta = (p + q0 - 1) / (q0 + q1 - 1), Lee et al. 2025",

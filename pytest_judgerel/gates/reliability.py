@@ -47,6 +47,7 @@ from ..session.recording import AgreementRecord, Check, GroupResult, IccRecord, 
 from ..errors import ReliabilityError
 from ..ratings import Ratings
 from ..scales import Scale, ScaleLike
+from ..stats.interval import format_estimate
 
 __all__ = [
     "JudgeReliabilityFailure",
@@ -119,8 +120,7 @@ def assert_icc_above(
     if ok:
         return finish(rec, result)
     lines = [
-        f"{head(label)}{statistic} = {result.value:.4f} "
-        f"[{confidence:.0%} CI {result.ci_low:.4f}, {result.ci_high:.4f}] "
+        f"{head(label)}{statistic} = {format_estimate(result.value, result.ci_low, result.ci_high, confidence)} "
         f"(n={result.n} items, k={result.k} {'repeats' if over_repeats else 'raters'}; Koo & Li: {koo_li_band(result.value)})",
     ]
     if seq is not None and seq.early:  # a look settled the verdict before the cap
@@ -201,7 +201,7 @@ def assert_scale_consistent(
         return finish(rec, result)
     lines = [
         f"{head(label)}inter-scale consistency ICC({joint.form}) over "
-        f"{', '.join(ratings_by_scale)} = {joint.value:.4f} [CI {joint.ci_low:.4f}, {joint.ci_high:.4f}] "
+        f"{', '.join(ratings_by_scale)} = {joint.formatted()} "
         f"(n={joint.n} items); threshold {min_icc} ({use})"
     ]
     if bad:
@@ -372,7 +372,7 @@ def assert_agreement(
     if ok:
         return finish(rec, res)
     icc_txt = "undefined" if res.icc is None else \
-        f"{res.icc.value:.4f} [CI {res.icc.ci_low:.4f}, {res.icc.ci_high:.4f}]"
+        res.icc.formatted()
     lines = [
         f"{head(label)}judge-human agreement on {res.n} items (scale {res.scale.name}): "
         f"ICC(A,1) = {icc_txt}, nMAE = {res.nmae:.4f}"
@@ -515,7 +515,7 @@ def _group_lines(groups: Mapping[str, GroupResult]) -> list[str]:
             continue
         ci = r.get("ci") or [float("nan")] * 2
         out.append(
-            f"  {g}: {r['value']:.4f} [CI {ci[0]:.4f}, {ci[1]:.4f}] n={r.get('n')} "
+            f"  {g}: {format_estimate(r['value'], ci[0], ci[1])} n={r.get('n')} "
             + ("ok" if r["passed"] else "FAIL")
         )
     return out

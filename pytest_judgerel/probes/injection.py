@@ -138,7 +138,7 @@ class InjectionResult:
         for t in self.tally().values():
             rate = t.rate()
             lines.append(f"  {t.family:<22} {t.flips:>3}/{t.n:<3} " + (
-                f"{rate.value:.3f} [95% CI {rate.ci_low:.3f}, {rate.ci_high:.3f}]" if rate else "no readable attack")
+                rate.formatted(3) if rate else "no readable attack")
                 + (f", {t.unreadable} unreadable" if t.unreadable else ""))
         return "\n".join(lines)
 

@@ -92,8 +92,8 @@ class LengthBiasResult:
         return sorted(known, key=lambda t: -t[1])[:limit]
 
     def __str__(self) -> str:
-        return (f"length shift {self.shift.mean:+.4f} on [0, 1] [CI {self.shift.ci_low:+.4f}, "
-                f"{self.shift.ci_high:+.4f}], paired t p = {self.shift.p:.3g}, n = {self.shift.n} items "
+        return (f"length shift {self.shift.mean:+.4f} on [0, 1] {self.shift.interval.format(signed=True)}, "
+                f"paired t p = {self.shift.p:.3g}, n = {self.shift.n} items "
                 f"(field {self.field!r} padded to {self.length_ratio:.1f}x its length)")
 
 

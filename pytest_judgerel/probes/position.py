@@ -69,8 +69,7 @@ class PositionBiasResult:
         if self.stats is None:
             return f"position bias: no readable verdict pair among {len(self.verdicts)} pairs"
         s = self.stats
-        return (f"position consistency {s.consistency.value:.3f} [CI {s.consistency.ci_low:.3f}, "
-                f"{s.consistency.ci_high:.3f}] over {s.n_valid} pairs; prefers the first position on "
+        return (f"position consistency {s.consistency.formatted(3)} over {s.n_valid} pairs; prefers the first position on "
                 f"{s.first_preference.value:.3f}, the second on {s.second_preference.value:.3f} "
                 f"({s.n_first} vs {s.n_second} pairs, sign test p = {s.p_position:.3g})"
                 + (f"; {s.n_missing} pair(s) without a readable verdict" if s.n_missing else ""))

@@ -20,6 +20,7 @@ from .metrics import is_metric_record, panel_warnings
 from .terminal import sequential_line, sequential_rows, sequential_totals, totals_line
 from .fmt import fmt_number
 from .verdict import checks, record_verdict
+from ..stats.interval import format_interval
 
 PASS = "#2e7d32"
 FAIL = "#c62828"
@@ -287,8 +288,10 @@ def _record_card(nodeid: str, rec: Mapping[str, Any], report_only: bool, outcome
     lines = []
     for check in checks(rec):
         op = "\u2264" if check.get("direction") == "max" else "\u2265"
-        ci = check.get("ci", rec.get("ci") if check.get("statistic") == rec.get("statistic") else None)
-        ci_txt = f" [CI {_f(ci[0])}, {_f(ci[1])}]" if ci and None not in ci else ""
+        own = check.get("statistic") == rec.get("statistic")
+        ci = check.get("ci", rec.get("ci") if own else None)
+        conf = rec.get("confidence") if own else None
+        ci_txt = f" {format_interval(_num(ci[0]), _num(ci[1]), _num(conf), digits=3)}" if ci and None not in ci else ""
         value = "not computed" if check.get("value") is None and rec.get("error") else _f(check.get("value"), 4)
         ok = "" if check.get("passed") is None else (" &#10003;" if check.get("passed") else " &#10007;")
         lines.append(f"<b>{escape(str(check.get('statistic')))}</b> = {value}{escape(ci_txt)} "

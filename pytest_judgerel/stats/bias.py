@@ -54,6 +54,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
+from .interval import HasInterval
 from .proportion import Proportion, wilson_interval
 
 __all__ = ["VERDICTS", "PositionConsistency", "position_consistency", "sign_test_p", "PairedShift", "paired_shift",
@@ -163,13 +164,15 @@ def position_consistency(forward: Sequence[str | None], reverse: Sequence[str | 
 
 
 @dataclass(frozen=True)
-class PairedShift:
+class PairedShift(HasInterval):
     """Mean of per-item differences with Student's paired t interval and test.
 
     ``p`` is two-sided (H0: mean difference 0); ``p_greater`` one-sided (H1: mean > 0).  When
     every difference is the same (sd 0) the interval is that value and the test is exact:
     p = 1 for a zero shift, 0 otherwise.
     """
+
+    _estimate_name = "mean"
 
     mean: float
     ci_low: float
@@ -183,16 +186,12 @@ class PairedShift:
     p_greater: float
     differences: tuple[float, ...] = field(default=(), repr=False)
 
-    @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
     def to_dict(self) -> dict[str, Any]:
         return {"mean": self.mean, "ci": [self.ci_low, self.ci_high], "confidence": self.confidence,
                 "sd": self.sd, "n": self.n, "t": self.t, "df": self.df, "p": self.p, "p_greater": self.p_greater}
 
     def __str__(self) -> str:
-        return (f"mean shift {self.mean:+.4f} [{self.confidence:.0%} CI {self.ci_low:+.4f}, {self.ci_high:+.4f}], "
+        return (f"mean shift {self.formatted(signed=True)}, "
                 f"paired t p = {self.p:.3g} (n = {self.n})")
 
 

@@ -63,6 +63,7 @@ import numpy as np
 
 from ..errors import ReliabilityError, ScaleError
 from ..scales import Scale, ScaleLike
+from .interval import format_estimate
 
 __all__ = [
     "DEFAULT_MARGIN_FRACTION", "DEFAULT_MIN_ANCHORS", "DEFAULT_MIN_DRIFT", "DEFAULT_REFERENCE_SAMPLES",
@@ -274,8 +275,8 @@ class AnchorComparison:
 
     def __str__(self) -> str:
         shift = ("shift n/a" if self.shift is None or self.shift_ci is None else
-                 f"shift {self.shift:+.3g} [{self.shift_confidence:.1%} CI {self.shift_ci[0]:+.3g}, "
-                 f"{self.shift_ci[1]:+.3g}] on {self.scale} (margin +/-{self.margin:.3g})")
+                 "shift " + format_estimate(self.shift, *self.shift_ci, self.shift_confidence, digits=3, signed=True,
+                                            fmt="g") + f" on {self.scale} (margin +/-{self.margin:.3g})")
         noise = ("" if self.noise is None or self.noise.value is None else
                  f", noise ratio {self.noise.value:.2f} (p = {self.noise.p:.3g})")
         return f"judge {self.status}: {shift}{noise}, n = {self.n} anchors; " + "; ".join(self.reasons)

@@ -35,10 +35,16 @@ def _number(x: float | None, digits: int, signed: bool, fmt: str = "f") -> str:
     return f"{x:+.{digits}{fmt}}" if signed else f"{x:.{digits}{fmt}}"
 
 
+def _percent(confidence: float) -> str:
+    """``95%``; one decimal when a whole percent would round the level (``97.5%``)."""
+    whole = round(confidence * 100, 6).is_integer()
+    return f"{confidence:.0%}" if whole else f"{confidence:.1%}"
+
+
 def format_interval(low: float | None, high: float | None, confidence: float | None = None, *,
                     digits: int = 4, signed: bool = False, method: str = "", fmt: str = "f") -> str:
     """``[95% CI 0.512, 0.733]``; ``method`` names it (``Wilson``, ``percentile bootstrap``)."""
-    head = " ".join(p for p in (f"{confidence:.0%}" if confidence is not None else "", method, "CI") if p)
+    head = " ".join(p for p in (_percent(confidence) if confidence is not None else "", method, "CI") if p)
     return f"[{head} {_number(low, digits, signed, fmt)}, {_number(high, digits, signed, fmt)}]"
 
 

@@ -64,6 +64,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
+from .interval import format_estimate
 
 __all__ = ["JudgeCalibration", "CorrectedPassRate", "corrected_pass_rate"]
 
@@ -161,8 +162,8 @@ class CorrectedPassRate:
 
     def __str__(self) -> str:
         c = self.calibration
-        return (f"corrected pass rate {self.value:.4f} [{self.confidence:.0%} CI {self.ci_low:.4f}, "
-                f"{self.ci_high:.4f}] from observed {self.observed:.4f} ({self.passed}/{self.n}); judge "
+        return (f"corrected pass rate {format_estimate(self.value, self.ci_low, self.ci_high, self.confidence)} "
+                f"from observed {self.observed:.4f} ({self.passed}/{self.n}); judge "
                 f"specificity {c.specificity:.3f} (n={c.n_negative}), sensitivity {c.sensitivity:.3f} "
                 f"(n={c.n_positive})")
 

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ReliabilityError
+from .interval import HasInterval
 
 __all__ = ["Proportion", "wilson_interval", "ExactProportion", "clopper_pearson"]
 
 
 @dataclass(frozen=True)
-class Proportion:
+class Proportion(HasInterval):
     """``count`` successes out of ``n``: ``value`` = count / n with a Wilson ``confidence`` interval."""
+
+    _interval_method = "Wilson"
 
     value: float
     ci_low: float
@@ -29,17 +32,12 @@ class Proportion:
     n: int
     confidence: float
 
-    @property
-    def ci(self) -> tuple[float, float]:
-        return (self.ci_low, self.ci_high)
-
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "ci": [self.ci_low, self.ci_high], "count": self.count, "n": self.n,
                 "confidence": self.confidence}
 
     def __str__(self) -> str:
-        return (f"{self.value:.3f} ({self.count}/{self.n}) [{self.confidence:.0%} Wilson CI "
-                f"{self.ci_low:.3f}, {self.ci_high:.3f}]")
+        return f"{self.value:.3f} ({self.count}/{self.n}) {self.interval.format(3)}"
 
 
 def wilson_interval(count: int, n: int, confidence: float = 0.95) -> Proportion:
@@ -70,12 +68,10 @@ def wilson_interval(count: int, n: int, confidence: float = 0.95) -> Proportion:
 class ExactProportion(Proportion):
     """A :class:`Proportion` whose interval is the exact Clopper-Pearson interval."""
 
+    _interval_method = "Clopper-Pearson"
+
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "method": "clopper-pearson"}
-
-    def __str__(self) -> str:
-        return (f"{self.value:.3f} ({self.count}/{self.n}) [{self.confidence:.0%} Clopper-Pearson CI "
-                f"{self.ci_low:.3f}, {self.ci_high:.3f}]")
 
 
 def clopper_pearson(count: int, n: int, confidence: float = 0.95) -> ExactProportion:

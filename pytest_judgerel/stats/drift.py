@@ -371,7 +371,7 @@ def anchor_comparison(
             noise=None, agreement=None, agreement_ci=None, **base)  # type: ignore[arg-type]
 
     ps = paired_shift(ref.mean(axis=1), new.mean(axis=1), confidence=1 - shift_alpha)
-    eq = equivalence_test(d, margin, alpha=alpha)
+    eq = equivalence_test(d, margin, alpha=alpha, bound=float(sc.range))  # |d| cannot exceed the range
     noise = _noise_ratio(ref, new, float(ps.mean), n_permutations, seed) if m >= 2 else None
     agreement, agreement_ci = _agreement(ref.mean(axis=1), new.mean(axis=1))
 

@@ -434,9 +434,11 @@ def test_unknown_url_scheme_is_rejected_not_made_a_directory(location, tmp_path,
     assert list(tmp_path.iterdir()) == []
 
 
-def test_settings_reject_a_cache_backend_that_is_not_a_url():
-    with pytest.raises(ConfigError, match="cache_backend must be a URL"):
-        LLMSettings(cache_backend="/tmp/some/dir")
+def test_settings_take_a_cache_backend_directory_or_url(tmp_path):
+    """--judgerel-cache-backend is documented as a directory (diskcache) or a shared store's URL;
+    an unknown scheme fails when the cache opens (test above), never at the settings."""
+    assert LLMSettings(cache_backend=str(tmp_path / "dir")).cache_backend == str(tmp_path / "dir")
+    assert LLMSettings(cache_backend="redis://127.0.0.1:6379/0").cache_backend == "redis://127.0.0.1:6379/0"
     assert LLMSettings(cache_backend="").cache_backend == ""  # empty = unset (an ini default)
 
 

@@ -30,7 +30,7 @@ from typing import Any, Literal, Mapping, Sequence, TypeVar, overload
 from ..session.recording import MetricRecord, WorstItem, check_record
 from .conclusion import conclude, conclude_not_computed, parse_failure_limit
 
-__all__ = ["ICC_RANGE", "UNIT_RANGE", "ANY_RANGE", "WORST", "Direction", "Use", "Summary", "check_threshold", "check_use", "head",
+__all__ = ["ICC_RANGE", "UNIT_RANGE", "ANY_RANGE", "WORST", "Direction", "Use", "Summary", "check_equivalence", "check_threshold", "check_use", "head",
            "n_parse_failures", "parse_failure_lines", "provenance", "gate_fields", "fail_unparsed",
            "not_computed", "finish", "worst_lines"]
 
@@ -90,6 +90,14 @@ def check_use(use: str, allowed: tuple[Use, ...]) -> Use:
     if use not in allowed:
         raise ValueError(f"use must be one of {allowed}, got {use!r}")
     return use  # mypy narrows it to the Literal type by the check above
+
+
+def check_equivalence(use: str, margin: float, name: str, alpha: Any) -> None:
+    """``use="equivalence"`` needs a margin > 0; ``alpha`` (the TOST level) lies strictly in (0, 0.5)."""
+    if use == "equivalence" and not margin > 0:
+        raise ValueError(f"use='equivalence' needs a margin {name} > 0, got {margin!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
 
 
 def n_parse_failures(source: Any) -> int:

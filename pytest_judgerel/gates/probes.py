@@ -17,6 +17,7 @@ from .common import (
     UNIT_RANGE,
     WORST,
     Summary,
+    check_equivalence,
     check_threshold,
     check_use,
     fail_unparsed,
@@ -177,10 +178,7 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
 
     check_threshold(max_shift, "max_shift", (-1.0, 1.0))
     use = check_use(use, ("estimate", "ci_high", "equivalence"))
-    if use == "equivalence" and not max_shift > 0:
-        raise ValueError(f"use='equivalence' needs a margin max_shift > 0, got {max_shift!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
-        raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
+    check_equivalence(use, max_shift, "max_shift", alpha)
     if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
         raise ValueError(f"power must lie strictly between 0 and 1, got {power!r}")
     statistic = "length shift"
@@ -273,10 +271,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
 
     check_threshold(max_rank_change, "max_rank_change", ANY_RANGE)
     use = check_use(use, ("estimate", "ci_high", "equivalence"))
-    if use == "equivalence" and not max_rank_change > 0:
-        raise ValueError(f"use='equivalence' needs a margin max_rank_change > 0, got {max_rank_change!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
-        raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
+    check_equivalence(use, max_rank_change, "max_rank_change", alpha)
     statistic = "self-preference rank change"
     failures = parse_failure_lines(result, max_parse_failures)
     if failures:

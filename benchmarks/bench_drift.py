@@ -27,7 +27,8 @@ Goals:
   errors are the anchors' false alarms and the system test's, which the design keeps far lower;
 * cost: anchor calls per session <= 40 (10% of a 400-call suite), at most and on average.
 
-Seeded; a full run takes about 2-3 minutes on one core, ``--quick`` under one minute.
+Seeded; a full run takes about 6 minutes on one free core (17 on a shared one), ``--quick``
+about 2-3 minutes.
 """
 
 from __future__ import annotations

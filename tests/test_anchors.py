@@ -145,6 +145,42 @@ def test_record_then_steady_then_drifted(tmp_path: Path) -> None:
     assert "judge anchors drifted" in text and "DRIFTED" in text and "1 verdict(s) marked" in text
 
 
+
+def test_the_reserve_is_asked_only_when_the_first_stage_is_not_clearly_steady(tmp_path: Path) -> None:
+    """40 anchors: 30 re-judged each session, the 10 in reserve only when those 30 are not clearly steady."""
+    path = str(tmp_path / "anchors.json")
+    pool = CandidatePool(size=40)
+    pool.add_calls(_true_calls(100))
+    served = served_by_configuration([{"kind": "judge_run", "served": [
+        {"judge": JUDGE, "models": {"j-0613": 200}, "system_fingerprints": {"fp1": 200}}]}])
+    check_anchors(path, pool, served, AnchorRun(FakeClient(), lambda judge: _Endpoint()))
+    cid = configuration_id(JUDGE)
+    stored = read_anchor_file(path).configurations[cid]
+    assert len(stored.anchors) == 40
+    first_30 = {a.request["messages"][0]["content"] for a in stored.anchors[:30]}
+
+    seen_calls = set()
+    for seed in range(4):
+        client = FakeClient()
+        client.rng = random.Random(seed)
+        entry = check_anchors(path, pool, served, AnchorRun(client, lambda judge: _Endpoint()))["configurations"][cid]
+        comp = entry["comparison"]
+        assert entry["status"] == "steady" and comp["screened"] == 30
+        assert entry["calls"] == len(client.sent) == 40 - comp["reserve_skipped"]
+        assert {r.messages[0]["content"] for r in client.sent[:30]} == first_30  # the first stage is fixed
+        if comp["reserve_skipped"]:
+            assert comp["n"] == 30 and comp["first_stage"] is None and "not asked" in comp["reasons"][-1]
+        else:
+            assert comp["n"] == 40 and comp["first_stage"]["n"] == 30 and "decided on all 40" in comp["reasons"][-1]
+        seen_calls.add(entry["calls"])
+    assert 30 in seen_calls  # a clearly steady judge usually costs the first stage only
+
+    moved = FakeClient(shift=2.5)
+    entry = check_anchors(path, pool, served, AnchorRun(moved, lambda judge: _Endpoint()))["configurations"][cid]
+    assert entry["status"] == "drifted" and entry["calls"] == len(moved.sent) == 40  # drift is decided on all 40
+    assert entry["comparison"]["first_stage"]["status"] == "drifted"
+
+
 def _report_with(block: dict[str, Any], cid: str | None) -> dict[str, Any]:
     rec = {"kind": "icc", "statistic": "ICC(A,1)", "value": 0.8, "ci": [0.7, 0.9], "n": 30, "k": 2,
            "threshold": 0.5, "direction": "min", "passed": True, "judge": {**JUDGE, "design": "repeats", "repeats": 2}}

@@ -204,3 +204,64 @@ def test_attribution_without_numbers_and_with_an_open_judge():
         attribute_change("moved", True)
     with pytest.raises(ReliabilityError, match="standard error"):
         attribute_change("steady", 0.3)
+
+
+def test_the_shift_level_is_the_smallest_that_keeps_95_percent_power():
+    from scipy import stats
+
+    from pytest_judgerel.stats import designed_shift_level
+
+    # a quiet judge on 0-10: far more power than needed, so the level drops to its floor
+    assert designed_shift_level(0.5, 40, 2, 1, 1.0, step=1.0) == 0.001
+    # a noisy one on 1-5: the ceiling (0.025) is needed
+    assert designed_shift_level(0.5, 40, 2, 1, 0.4, step=1.0) == 0.025
+    level = designed_shift_level(1.0, 40, 2, 1, 1.0)
+    assert 0.001 < level < 0.025
+    # at that level the t test has 95% power against the margin at the noise's 80% upper bound
+    var_up = 1.0 * 40 / stats.chi2.ppf(0.2, 40)
+    lam = 1.0 * math.sqrt(40) / math.sqrt(var_up * 1.5)
+    crit = stats.t.isf(level / 2, 39)
+    assert stats.nct.sf(crit, 39, lam) == pytest.approx(0.95, abs=1e-6)
+    assert designed_shift_level(1.0, 40, 1, 1, 1.0) == 0.025  # no within-anchor noise: the ceiling
+    res = anchor_comparison(*_anchors(1), "0-10")
+    assert res.noise_alpha == 0.01 and 0.001 <= res.shift_level <= 0.025
+    assert res.to_dict()["shift_level"] == res.shift_level
+
+
+def test_two_stages_ask_the_reserve_only_when_needed():
+    from pytest_judgerel.stats import staged_anchor_comparison
+
+    rng = np.random.default_rng(4)
+    mu = rng.uniform(2, 8, 40)
+    ref = {f"a{i}": list(r) for i, r in enumerate(_judge(rng, mu, 0.75, 2))}
+    asked: list[list[str]] = []
+
+    def judge(shift):
+        def ask(ids):
+            asked.append(list(ids))
+            return {a: float(np.clip(np.round(mu[int(a[1:])] + shift + rng.normal(0, 0.75)), 0, 10)) for a in ids}
+        return ask
+
+    stages = []
+    for _ in range(6):
+        asked.clear()
+        res = staged_anchor_comparison(ref, judge(0.0), "0-10")
+        assert asked[0] == [f"a{i}" for i in range(30)] and res.screened == 30 and res.status == "steady"
+        assert res.calls == sum(len(a) for a in asked) == 40 - res.reserve_skipped
+        stages.append(len(asked))
+    assert 1 in stages  # clearly steady: the reserve is not asked
+    asked.clear()
+    res = staged_anchor_comparison(ref, judge(1.5), "0-10")
+    assert res.status == "drifted" and len(asked) == 2 and res.n == 40 and res.first_stage is not None
+    assert res.first_stage.n == 30 and res.to_dict()["first_stage"]["n"] == 30
+    # the monitor follows the first stage, which every run judges
+    mon = drift_monitor([res.to_dict()], n_paths=5000)
+    assert mon.n_anchors == 30 and mon.steps[0].shift == pytest.approx(res.first_stage.shift)
+    with pytest.raises(ReliabilityError, match="anchor_id"):
+        staged_anchor_comparison(np.ones((40, 2)), judge(0.0), "0-10")
+
+
+def test_a_cancelling_system_change_is_named():
+    anchors = anchor_comparison(*_anchors(11, shift=1.0), "0-10")
+    res = attribute_change(anchors, 0.0, 0.05)  # the suite did not move although the judge did
+    assert res.verdict == "both" and "opposite of the judge's shift" in res.reason

@@ -31,7 +31,7 @@ class CandidatePool:
     observed of each: the parsed scores of answers the model gave this session (``fresh_scores``,
     usable as reference samples), the request and the parser."""
 
-    size: int = 30
+    size: int = 40
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add_calls(self, calls: Iterable[Mapping[str, Any]]) -> None:

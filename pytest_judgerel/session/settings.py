@@ -79,8 +79,9 @@ class Settings(LLMSettings):
     anchors: str | None = option("--judgerel-anchors", "anchor file of the silent-drift check: judge configurations "
                                  "without anchors get a sample recorded, the others are re-judged fresh and "
                                  "compared (relative to the rootdir; default: off)", env="JUDGEREL_ANCHORS")
-    anchor_sample: int = option("--judgerel-anchor-sample", "anchors recorded per judge configuration (default 30)",
-                                30, type=int, check=at_least(3))
+    anchor_sample: int = option("--judgerel-anchor-sample", "anchors recorded per judge configuration: the first 30 "
+                                "re-judged every session, the rest only when those are not clearly steady "
+                                "(default 40)", 40, type=int, check=at_least(3))
     progress: bool = option("--judgerel-progress", "show judge-call progress on the terminal (default true)", True,
                             type=parse_bool)
 

@@ -54,7 +54,8 @@ _EXPORTS: dict[str, str] = {
     # drift.py
     "anchor_comparison": "drift", "AnchorComparison": "drift", "NoiseRatio": "drift", "drift_monitor": "drift",
     "DriftMonitor": "drift", "MonitorStep": "drift", "cusum_decision_limit": "drift",
-    "attribute_change": "drift", "DriftAttribution": "drift",
+    "attribute_change": "drift", "DriftAttribution": "drift", "staged_anchor_comparison": "drift",
+    "designed_shift_level": "drift",
     # interval.py
     "Interval": "interval", "format_estimate": "interval", "format_interval": "interval",
     # sequential.py

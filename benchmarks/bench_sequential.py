@@ -35,6 +35,8 @@ import numpy as np
 from pytest_judgerel.stats.icc_batch import icc_values
 from pytest_judgerel.stats.pass_rate import JudgeCalibration
 from pytest_judgerel.stats.sequential import (
+    ICC_EPS,
+    OFFSET_PRIOR_DF,
     icc_fixed_verdict,
     icc_sequential_look,
     items_schedule,
@@ -88,16 +90,16 @@ def _ordinal_latent(truth: float) -> float:
     return (lo + hi) / 2
 
 
-def run_icc(x: np.ndarray, seed: int) -> tuple[int, bool]:
+def run_icc(x: np.ndarray, seed: int, rule: dict[str, float]) -> tuple[int, bool]:
     schedule = repeats_schedule(CAP)
     for r in schedule.looks:
-        look = icc_sequential_look(x[:, :r], threshold=ICC_THRESHOLD, cap=CAP, seed=seed, schedule=schedule)
+        look = icc_sequential_look(x[:, :r], threshold=ICC_THRESHOLD, cap=CAP, seed=seed, schedule=schedule, **rule)
         if look.stopped:
             return look.used, look.decision == "pass"
     raise AssertionError("the cap always stops")  # pragma: no cover
 
 
-def icc_outcomes(case: str, per_truth: int, at_threshold: int, seed: int) -> list[Outcome]:
+def icc_outcomes(case: str, per_truth: int, at_threshold: int, seed: int, rule: dict[str, float]) -> list[Outcome]:
     out = []
     for t_i, truth in enumerate(ICC_TRUTHS):
         rho = _ordinal_latent(truth) if case == "ordinal" else truth
@@ -105,7 +107,7 @@ def icc_outcomes(case: str, per_truth: int, at_threshold: int, seed: int) -> lis
         for d in range(at_threshold if truth == ICC_THRESHOLD else per_truth):
             x = _draw(case, rho, rng, N_ITEMS, CAP)
             fixed = icc_fixed_verdict(x, ICC_THRESHOLD, "A,1").passed
-            used, passed = run_icc(x, seed=d)
+            used, passed = run_icc(x, d, rule)
             out.append(Outcome(truth, used, CAP, passed, fixed))
     return out
 
@@ -158,65 +160,94 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+def calls_by_truth(families: dict[str, list[Outcome]], threshold: float, far: float) -> list[tuple[str, float, float]]:
+    """(family, truth, mean share of the fixed design's calls) for every truth >= ``far`` from the threshold."""
+    rows = []
+    for name, outcomes in families.items():
+        for truth in sorted({o.truth for o in outcomes}):
+            if abs(truth - threshold) >= far - 1e-12:
+                rows.append((name, truth, float(np.mean([o.used / o.cap for o in outcomes if o.truth == truth]))))
+    return rows
+
+
+def print_calls_by_truth(goal: str, rows: list[tuple[str, float, float]]) -> bool:
+    """One line per family and truth: the calls goal as the issue states it (every truth, not their mean)."""
+    for name, truth, share in rows:
+        print(f"{goal}[{name}, truth {truth:g}]: measured {share:.3f} of the fixed design's calls "
+              f"goal <= {GOAL_CALLS} {verdict(share <= GOAL_CALLS)}")
+    return all(share <= GOAL_CALLS for _, _, share in rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer data sets (under a minute)")
     ap.add_argument("--datasets", type=int, default=None, help="ICC data sets per truth (default 40; quick 6)")
     ap.add_argument("--seed", type=int, default=2028)
+    ap.add_argument("--icc-eps", type=float, default=ICC_EPS, help=f"the ICC rule's eps (default {ICC_EPS})")
+    ap.add_argument("--offset-prior-df", type=float, default=OFFSET_PRIOR_DF,
+                    help=f"the ICC rule's prior df on the repeat offsets (default {OFFSET_PRIOR_DF:g})")
+    ap.add_argument("--icc-only", action="store_true", help="skip the pass-rate rule (to tune the ICC rule)")
     args = ap.parse_args(argv)
+    rule = {"eps": args.icc_eps, "offset_prior_df": args.offset_prior_df}
     per_icc = args.datasets or (6 if args.quick else 40)
     at_icc = 4 * per_icc
     per_rate, at_rate = (60, 240) if args.quick else (400, 1600)
     t0 = time.perf_counter()
 
     print(f"ICC(A,1) >= {ICC_THRESHOLD} over repeats: {N_ITEMS} items, cap {CAP} repeats, looks "
-          f"{list(repeats_schedule(CAP).looks)}")
-    icc_all: list[Outcome] = []
+          f"{list(repeats_schedule(CAP).looks)}; eps {args.icc_eps:g}, offset prior df {args.offset_prior_df:g}")
+    icc_by: dict[str, list[Outcome]] = {}
     for case in ("exchangeable", "offsets", "ordinal"):
-        res = icc_outcomes(case, per_icc, at_icc, args.seed)
-        table(case, res)
-        icc_all += res
+        icc_by[case] = icc_outcomes(case, per_icc, at_icc, args.seed, rule)
+        table(case, icc_by[case])
+    icc_all = [o for res in icc_by.values() for o in res]
     t_icc = time.perf_counter() - t0
     print(f"corrected pass rate >= {RATE_THRESHOLD} over items: {N_PASS} items, looks every "
           f"{items_schedule(N_PASS).looks[0]}")
-    rate_all: list[Outcome] = []
-    for judge, cal in JUDGES.items():
+    rate_by: dict[str, list[Outcome]] = {}
+    for judge, cal in ({} if args.icc_only else JUDGES).items():
         for use in ("estimate", "ci_low"):
-            res = rate_outcomes(cal, use, per_rate, at_rate, args.seed)
-            table(f"{judge}, use={use}", res)
-            rate_all += res
+            rate_by[f"{judge}, use={use}"] = rate_outcomes(cal, use, per_rate, at_rate, args.seed)
+            table(f"{judge}, use={use}", rate_by[f"{judge}, use={use}"])
+    rate_all = [o for res in rate_by.values() for o in res]
     took = time.perf_counter() - t0
     print(f"({len(icc_all)} ICC data sets in {t_icc:.1f} s, {len(rate_all)} pass-rate data sets; {took:.1f} s)")
 
-    si = summary("icc", icc_all, ICC_THRESHOLD, ICC_FAR)
-    sr = summary("pass_rate", rate_all, RATE_THRESHOLD, RATE_FAR)
-    agree_all = float(np.mean([o.seq_pass == o.fixed_pass for o in icc_all + rate_all]))
-    lines = [
-        ("sequential_icc_calls", f"{si['calls_far']:.3f} of the fixed design's calls (truth >= {ICC_FAR} from the "
-                                 f"threshold)", f"<= {GOAL_CALLS}", si["calls_far"] <= GOAL_CALLS),
-        ("sequential_pass_rate_calls", f"{sr['calls_far']:.3f} of the fixed design's calls (truth >= {RATE_FAR} "
-                                       "from the threshold)", f"<= {GOAL_CALLS}", sr["calls_far"] <= GOAL_CALLS),
-        ("sequential_max_calls", f"{max(si['max_share'], sr['max_share']):.3f} of the cap at most",
-         "<= 1.0", max(si["max_share"], sr["max_share"]) <= 1.0),
-        ("sequential_icc_agreement", f"{si['agree']:.4f} of {si['n']} data sets give the fixed verdict",
-         f">= {GOAL_AGREE}", si["agree"] >= GOAL_AGREE),
-        ("sequential_pass_rate_agreement", f"{sr['agree']:.4f} of {sr['n']} data sets give the fixed verdict",
-         f">= {GOAL_AGREE}", sr["agree"] >= GOAL_AGREE),
-        ("sequential_agreement", f"{agree_all:.4f} overall", f">= {GOAL_AGREE}", agree_all >= GOAL_AGREE),
-        ("sequential_icc_false_pass", f"{si['seq_pass_at'] - si['fixed_pass_at']:+.4f} more false passes than the "
-                                      f"fixed design (sequential {si['seq_pass_at']:.4f}, fixed "
-                                      f"{si['fixed_pass_at']:.4f}; truth on the threshold, {si['n_at']} data sets)",
-         f"<= {GOAL_FALSE_PASS}", si["seq_pass_at"] - si["fixed_pass_at"] <= GOAL_FALSE_PASS),
-        ("sequential_pass_rate_false_pass", f"{sr['seq_pass_at'] - sr['fixed_pass_at']:+.4f} more false passes than "
-                                            f"the fixed design (sequential {sr['seq_pass_at']:.4f}, fixed "
-                                            f"{sr['fixed_pass_at']:.4f}; truth on the threshold, {sr['n_at']} data "
-                                            "sets)",
-         f"<= {GOAL_FALSE_PASS}", sr["seq_pass_at"] - sr["fixed_pass_at"] <= GOAL_FALSE_PASS),
-    ]
+    groups = [("icc", icc_by, ICC_THRESHOLD, ICC_FAR), ("pass_rate", rate_by, RATE_THRESHOLD, RATE_FAR)]
+    groups = [g for g in groups if g[1]]
+    everything = [o for _, fams, _, _ in groups for res in fams.values() for o in res]
+    lines = []
+    for what, fams, threshold, far in groups:
+        pooled = summary(what, [o for res in fams.values() for o in res], threshold, far)
+        lines.append((f"sequential_{what}_calls", f"{pooled['calls_far']:.3f} of the fixed design's calls, the mean "
+                      f"over every truth >= {far} from the threshold", f"<= {GOAL_CALLS}",
+                      pooled["calls_far"] <= GOAL_CALLS))
+        rows = calls_by_truth(fams, threshold, far)
+        worst = max(rows, key=lambda row: row[2])
+        lines.append((f"sequential_{what}_calls_per_truth", f"{worst[2]:.3f} of the fixed design's calls at the worst "
+                      f"truth >= {far} from the threshold ({worst[0]}, truth {worst[1]:g}; each listed below)",
+                      f"<= {GOAL_CALLS} at every truth", worst[2] <= GOAL_CALLS))
+        for name, res in fams.items():
+            fam = summary(name, res, threshold, far)
+            lines.append((f"sequential_{what}_agreement[{name}]", f"{fam['agree']:.4f} of {fam['n']} data sets give "
+                          "the fixed verdict", f">= {GOAL_AGREE}", fam["agree"] >= GOAL_AGREE))
+        lines.append((f"sequential_{what}_agreement", f"{pooled['agree']:.4f} of {pooled['n']} data sets give the "
+                      "fixed verdict", f">= {GOAL_AGREE}", pooled["agree"] >= GOAL_AGREE))
+        for name, fam in [(n, summary(n, r, threshold, far)) for n, r in fams.items()] + [("all", pooled)]:
+            more = fam["seq_pass_at"] - fam["fixed_pass_at"]
+            lines.append((f"sequential_{what}_false_pass[{name}]", f"{more:+.4f} more false passes than the fixed "
+                          f"design (sequential {fam['seq_pass_at']:.4f}, fixed {fam['fixed_pass_at']:.4f}; truth on "
+                          f"the threshold, {fam['n_at']} data sets)", f"<= {GOAL_FALSE_PASS}", more <= GOAL_FALSE_PASS))
+    most = max(o.used / o.cap for o in everything)
+    lines.append(("sequential_max_calls", f"{most:.3f} of the cap at most", "<= 1.0", most <= 1.0))
+    agree_all = float(np.mean([o.seq_pass == o.fixed_pass for o in everything]))
+    lines.append(("sequential_agreement", f"{agree_all:.4f} overall", f">= {GOAL_AGREE}", agree_all >= GOAL_AGREE))
     ok = True
     for name, measured, goal, good in lines:
         print(f"{name}: measured {measured} goal {goal} {verdict(good)}")
         ok &= good
+    for what, fams, threshold, far in groups:  # the calls goal as the issue states it: at every such truth
+        print_calls_by_truth(f"sequential_{what}_calls_at", calls_by_truth(fams, threshold, far))
     return 0 if ok else 1
 
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence, TypeVar, overload
+from typing import Any, Literal, Mapping, Sequence, TypeVar, cast, overload
 
-from ..session.recording import MetricRecord, WorstItem, check_record
+from ..session.recording import MetricRecord, SequentialInfo, WorstItem, check_record
 from .conclusion import conclude, conclude_not_computed, parse_failure_limit
 
 __all__ = ["ICC_RANGE", "UNIT_RANGE", "ANY_RANGE", "WORST", "Direction", "Use", "Summary", "check_equivalence", "check_threshold", "check_use", "head",
@@ -141,29 +141,32 @@ def gate_fields(kind: str, statistic: str, label: str | None, summary: Summary |
 
 
 def _unrated(kind: str, statistic: str, label: str | None, threshold: float | None, direction: Direction,
-             source: Any) -> MetricRecord:
+             source: Any, sequential: SequentialInfo | None) -> MetricRecord:
     rec = gate_fields(kind, statistic, label, None, threshold, direction, source)
     rec.update({"passed": False, "n": getattr(source, "n_items", None), "k": getattr(source, "n_raters", None)})
+    if sequential is not None:  # declared by the sequential gates' kinds only; check_record holds the rest to that
+        cast(dict[str, Any], rec)["sequential"] = sequential
     return rec
 
 
 def fail_unparsed(source: Any, failures: Sequence[str], kind: str, statistic: str, threshold: float | None,
-                  label: str | None, direction: Direction = "min") -> Any:
+                  label: str | None, direction: Direction = "min", *, sequential: SequentialInfo | None = None) -> Any:
     """End a gate before computing anything: too many replies were not scores (``failures``
     from :func:`parse_failure_lines`).  Raises; returns None in report-only mode (typed ``Any``:
-    a gate's declared return type stays the result a gate that computed returns)."""
+    a gate's declared return type stays the result a gate that computed returns).  ``sequential``:
+    a sequential gate's block (what it drew before it ended), kept in the record."""
     __tracebackhide__ = True
-    rec = _unrated(kind, statistic, label, threshold, direction, source)
+    rec = _unrated(kind, statistic, label, threshold, direction, source, sequential)
     return finish(rec, None, [f"{head(label)}{statistic} not computed: unparseable judge replies", *failures])
 
 
 def not_computed(source: Any, kind: str, statistic: str, threshold: float | None, label: str | None,
-                 exc: BaseException, direction: Direction = "min") -> Any:
+                 exc: BaseException, direction: Direction = "min", *, sequential: SequentialInfo | None = None) -> Any:
     """End a gate whose statistic cannot be computed (e.g. a constant judge): recorded as such
     (``value`` null, ``error`` the cause), then ``exc`` is raised; None in report-only mode
-    (typed ``Any``, as :func:`fail_unparsed`)."""
+    (typed ``Any``, as :func:`fail_unparsed`; ``sequential`` as there)."""
     __tracebackhide__ = True
-    rec = _unrated(kind, statistic, label, threshold, direction, source)
+    rec = _unrated(kind, statistic, label, threshold, direction, source, sequential)
     rec["error"] = str(exc)
     return finish(rec, None, error=exc)
 

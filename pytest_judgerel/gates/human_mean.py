@@ -141,6 +141,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         judge_labeled, human_labeled, judge_unlabeled, min_mean=min_mean, use=use, confidence=confidence, tuned=tuned,
         lam=lam, grouped=by is not None or groups is not None, max_parse_failures=max_parse_failures)
     source = _judge_inputs(judge_labeled, judge_unlabeled)
+    block = None if seq is None else seq.to_dict()  # kept on the failure paths' records too
     if by is not None:
         if groups is not None:
             raise ValueError("pass groups= or by=, not both")
@@ -159,14 +160,14 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         unparsed = SimpleNamespace(parse_failures=[*_failures_of(judge_labeled), *_failures_of(judge_unlabeled)])
         failures = parse_failure_lines(unparsed, max_parse_failures)
         if failures:
-            return fail_unparsed(source, failures, "human_mean", statistic, min_mean, label)
+            return fail_unparsed(source, failures, "human_mean", statistic, min_mean, label, sequential=block)
         f, y, fu, n_omitted = _drop_unparsed(_per_item(judge_labeled), _per_item(human_labeled),
                                              _per_item(judge_unlabeled), bool(_failures_of(judge_labeled)),
                                              bool(_failures_of(judge_unlabeled)))
         try:
             res = ppi_mean(f, y, fu, confidence=confidence, tuned=tuned, lam=lam)
         except ReliabilityError as exc:
-            return not_computed(source, "human_mean", statistic, min_mean, label, exc)
+            return not_computed(source, "human_mean", statistic, min_mean, label, exc, sequential=block)
     tested = res.value if use == "estimate" else res.ci_low
     passed = tested >= min_mean if seq is None else seq.verdict(tested >= min_mean)
     group_records: dict[str, GroupResult] = {}
@@ -179,7 +180,7 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
         try:
             per = ppi_mean_by(f, y, fu, gl, gu, confidence=confidence, tuned=tuned, lam=lam)
         except ReliabilityError as exc:
-            return not_computed(source, "human_mean", statistic, min_mean, label, exc)
+            return not_computed(source, "human_mean", statistic, min_mean, label, exc, sequential=block)
         for g, r in per.items():
             t = r.value if use == "estimate" else r.ci_low
             group_records[g] = {"value": r.value, "ci": [r.ci_low, r.ci_high], "n": r.n_labeled,

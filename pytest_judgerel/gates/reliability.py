@@ -88,13 +88,15 @@ def assert_icc_above(
                               nan_policy=nan_policy, by=by, max_parse_failures=max_parse_failures)
     failures = parse_failure_lines(ratings, max_parse_failures)
     if failures:
-        return fail_unparsed(ratings, failures, "icc", f"ICC({form})", threshold, label)
+        return fail_unparsed(ratings, failures, "icc", f"ICC({form})", threshold, label,
+                             sequential=None if seq is None else seq.to_dict())
     if n_parse_failures(ratings) and nan_policy == "raise":
         nan_policy = "omit"  # allowed parse failures are missing cells: drop their items, reported as n_omitted
     try:
         result = icc(ratings, form=form, confidence=confidence, nan_policy=nan_policy)
     except ReliabilityError as exc:
-        return not_computed(ratings, "icc", f"ICC({form})", threshold, label, exc)
+        return not_computed(ratings, "icc", f"ICC({form})", threshold, label, exc,
+                            sequential=None if seq is None else seq.to_dict())
     tested = result.value if use == "estimate" else result.ci_low
     passed = tested >= threshold if seq is None else seq.verdict(tested >= threshold)
     groups: dict[str, GroupResult] = {}

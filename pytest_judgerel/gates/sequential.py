@@ -28,6 +28,7 @@ gate allows ends the drawing at once: the gate fails on them, as it would at the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, cast
 
 from ..errors import ReliabilityError
@@ -130,6 +131,48 @@ def _look_stop(look: Any) -> tuple[str, str]:
     return ("cap" if look.at_cap else "settled"), look.reason
 
 
+Ended = tuple[Ratings, SequentialRun]
+
+
+def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: Callable[[Ratings], Any],
+                   unparsed: Callable[[Ratings, int, tuple[Any, ...]], Ended | None]) -> Ended:
+    """The one look loop of every sequential gate: draw the prefix of ``size`` repeats (or items)
+    for each ``size`` on ``schedule``; ``unparsed(part, size, looks)`` may end the drawing on the
+    prefix's parse failures (its return value is the end); otherwise ``look_at(part)`` looks, and a
+    look that stopped ends it (the prefix before the cap, the whole cap at it).  A look that cannot
+    be computed (:class:`ReliabilityError`) draws the whole cap: the fixed design decides."""
+    prefix = pending.repeats_prefix if unit == "repeats" else pending.items_prefix
+    looks: list[Any] = []
+    size: int | None = schedule.first
+    while size is not None:
+        part = prefix(size)
+        ended = unparsed(part, size, tuple(looks))
+        if ended is not None:
+            return ended
+        try:
+            look = look_at(part)
+        except ReliabilityError as exc:
+            return _fixed(pending, unit, f"the look at {size} {unit} could not be computed ({exc})", tuple(looks))
+        looks.append(look)
+        if look.stopped:
+            stop, reason = _look_stop(look)
+            return (pending.materialize() if look.at_cap else part), _run(pending, unit, size, looks, stop, reason)
+        size = look.next_size
+    raise AssertionError(f"a sequential gate over {unit} ran past its schedule")  # the look at the cap always stops
+
+
+def _over_limit(pending: PendingRatings, unit: str, part: Ratings, size: int, looks: tuple[Any, ...],
+                limit: int) -> Ended | None:
+    """End the drawing when ``part`` holds more unparsed replies than the gate allows: more draws
+    only add to them, so the gate fails on them (on ``part``), as it would at the cap."""
+    unparsed = len(part.parse_failures)
+    if unparsed <= limit:
+        return None
+    return part, _run(pending, unit, size, list(looks), "parse failures",
+                      f"{unparsed} unparsed replies exceed max_parse_failures={limit}; more {unit} only add to "
+                      "them, so the gate fails as it would at the cap")
+
+
 # ---------------------------------------------------------------------------- ICC over repeats
 def settle_icc(ratings: Any, *, threshold: float, form: str, use: str, confidence: float, nan_policy: str,
                by: str | None, max_parse_failures: int | None) -> tuple[Any, SequentialRun | None]:
@@ -147,27 +190,14 @@ def settle_icc(ratings: Any, *, threshold: float, form: str, use: str, confidenc
         return _fixed(pending, "repeats", f"repeats({cap}): an ICC over repeats needs at least 2")
     limit = parse_failure_limit(max_parse_failures)
     schedule = repeats_schedule(cap)
-    looks: list[Any] = []
-    r: int | None = schedule.first
-    while r is not None:
-        part = pending.repeats_prefix(r)
-        unparsed = len(part.parse_failures)
-        if unparsed > limit:
-            return part, _run(pending, "repeats", r, looks, "parse failures",
-                              f"{unparsed} unparsed replies exceed max_parse_failures={limit}; more repeats only "
-                              "add to them, so the gate fails as it would at the cap")
-        policy = "omit" if unparsed and nan_policy == "raise" else nan_policy  # as the gate drops them
-        try:
-            look = icc_sequential_look(part, threshold=threshold, cap=cap, form=form, use=use,
-                                       confidence=confidence, nan_policy=policy, schedule=schedule)
-        except ReliabilityError as exc:
-            return _fixed(pending, "repeats", f"the look at {r} repeats could not be computed ({exc})", tuple(looks))
-        looks.append(look)
-        if look.stopped:
-            stop, reason = _look_stop(look)
-            return (pending.materialize() if look.at_cap else part), _run(pending, "repeats", r, looks, stop, reason)
-        r = look.next_size
-    raise AssertionError("a sequential ICC gate ran past its schedule")  # the look at the cap always stops
+
+    def look_at(part: Ratings) -> Any:
+        policy = "omit" if part.parse_failures and nan_policy == "raise" else nan_policy  # as the gate drops them
+        return icc_sequential_look(part, threshold=threshold, cap=cap, form=form, use=use, confidence=confidence,
+                                   nan_policy=policy, schedule=schedule)
+
+    return _draw_by_looks(pending, "repeats", schedule, look_at,
+                          lambda part, size, looks: _over_limit(pending, "repeats", part, size, looks, limit))
 
 
 # ---------------------------------------------------------------------------- pass rate over items
@@ -212,24 +242,19 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
         full, run = _fixed(pending, "items", f"no pass-count cutoff ({exc})")
         return pass_verdicts(full), None, run
     schedule = items_schedule(total)
-    looks: list[Any] = []
-    m: int | None = schedule.first
-    while m is not None:
-        part = pending.items_prefix(m)
-        if part.parse_failures:
-            full, run = _fixed(pending, "items", "unparsed replies (items without a verdict)", tuple(looks))
-            return pass_verdicts(full), None, run
-        verdicts = pass_verdicts(part)
-        look = pass_rate_sequential_look(verdicts, n_cap=total, min_rate=min_rate, calibration=calibration,
+
+    def look_at(part: Ratings) -> Any:
+        return pass_rate_sequential_look(pass_verdicts(part), n_cap=total, min_rate=min_rate, calibration=calibration,
                                          use=use, confidence=confidence, interval=interval, cutoff=cutoff,
                                          schedule=schedule)
-        looks.append(look)
-        if look.stopped:
-            stop, reason = _look_stop(look)
-            data = pass_verdicts(pending.materialize()) if look.at_cap else verdicts
-            return data, None, _run(pending, "items", m, looks, stop, reason)
-        m = look.next_size
-    raise AssertionError("a sequential pass-rate gate ran past its schedule")
+
+    def unparsed(part: Ratings, size: int, looks: tuple[Any, ...]) -> Ended | None:
+        if not part.parse_failures:
+            return None
+        return _fixed(pending, "items", "unparsed replies (items without a verdict)", looks)
+
+    data, run = _draw_by_looks(pending, "items", schedule, look_at, unparsed)
+    return pass_verdicts(data), None, run
 
 
 # ---------------------------------------------------------------------------- human mean over items
@@ -266,29 +291,16 @@ def settle_human_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: A
     f, y = _item_means(labeled), _item_means(human_labeled)
     total = pending.design.items
     schedule = items_schedule(total)
-    looks: list[Any] = []
-    m: int | None = schedule.first
-    while m is not None:
-        part = pending.items_prefix(m)
-        unparsed = len(part.parse_failures)
-        if unparsed > limit:
-            return labeled, part, _run(pending, "items", m, looks, "parse failures",
-                                       f"{unparsed} unparsed replies exceed max_parse_failures={limit}; more items "
-                                       "only add to them, so the gate fails as it would at the cap")
-        if unparsed:
-            full, run = _fixed(pending, "items", "unparsed replies among the unlabelled items", tuple(looks))
-            return labeled, full, run
-        try:
-            look = human_mean_sequential_look(f, y, _item_means(part), n_unlabeled_cap=total, min_mean=min_mean,
-                                              use=use, confidence=confidence, tuned=tuned, lam=lam,
-                                              schedule=schedule)
-        except ReliabilityError as exc:
-            full, run = _fixed(pending, "items", f"the look at {m} items could not be computed ({exc})", tuple(looks))
-            return labeled, full, run
-        looks.append(look)
-        if look.stopped:
-            stop, reason = _look_stop(look)
-            data = pending.materialize() if look.at_cap else part
-            return labeled, data, _run(pending, "items", m, looks, stop, reason)
-        m = look.next_size
-    raise AssertionError("a sequential human-mean gate ran past its schedule")
+
+    def look_at(part: Ratings) -> Any:
+        return human_mean_sequential_look(f, y, _item_means(part), n_unlabeled_cap=total, min_mean=min_mean, use=use,
+                                          confidence=confidence, tuned=tuned, lam=lam, schedule=schedule)
+
+    def unparsed(part: Ratings, size: int, looks: tuple[Any, ...]) -> Ended | None:
+        over = _over_limit(pending, "items", part, size, looks, limit)
+        if over is None and part.parse_failures:
+            return _fixed(pending, "items", "unparsed replies among the unlabelled items", looks)
+        return over
+
+    data, run = _draw_by_looks(pending, "items", schedule, look_at, unparsed)
+    return labeled, data, run

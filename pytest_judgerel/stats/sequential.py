@@ -27,8 +27,12 @@ The three rules:
 * :func:`icc_sequential_look` -- ICC gates over repeats (``assert_icc_above`` on items x repeats).
   The remaining repeats are simulated from the two-way random model ``y_ij = theta_i + b_j + e_ij``
   (McGraw & Wong 1996) with its variance components drawn from their approximate posteriors
-  (each mean square over a chi-square draw: ``SS / chi2(df)``, Box & Tiao 1973 section 5.2,
-  variance components by the ANOVA moment equations, truncated at 0), the items' true means
+  (the error and item mean squares over a chi-square draw: ``SS / chi2(df)``, Box & Tiao 1973
+  section 5.2; the repeats' mean square from a conjugate posterior whose prior, with
+  :data:`OFFSET_PRIOR_DF` pseudo-df, is centred at "no offsets": ``(SS_c + nu0 EMS_e) /
+  chi2(r - 1 + nu0)``, because with 2-3 repeats the flat-prior ``SS_c / chi2(r - 1)`` has so
+  heavy a tail that good judges' ``p_cap`` read low; variance components by the ANOVA moment
+  equations, truncated at 0), the items' true means
   drawn around their shrunken observed means (normal-normal posterior, ``B = s_a^2 /
   (s_a^2 + s_e^2 / r)``), new repeat offsets ``b_j`` relative to the mean offset of the observed
   repeats, and normal noise.  The fixed rule is then evaluated on each completed matrix.
@@ -66,7 +70,7 @@ __all__ = [
     "FixedVerdict", "icc_fixed_verdict", "icc_sequential_look",
     "pass_rate_cutoff", "pass_rate_sequential_look",
     "human_mean_sequential_look",
-    "ICC_EPS", "PASS_RATE_EPS", "HUMAN_MEAN_EPS", "N_SIM",
+    "ICC_EPS", "PASS_RATE_EPS", "HUMAN_MEAN_EPS", "N_SIM", "OFFSET_PRIOR_DF",
 ]
 
 ICC_EPS = 0.02
@@ -76,6 +80,9 @@ PASS_RATE_EPS = 0.01
 """The same for the pass-rate rule (exact predictive, no Monte Carlo error)."""
 HUMAN_MEAN_EPS = 0.02
 """The same for the PPI++ human-mean rule."""
+OFFSET_PRIOR_DF = 4.0
+"""Pseudo-degrees of freedom of the ICC rule's prior on the repeats' expected mean square, centred
+at "no offsets" (``_offsets_mean_square``; chosen with ``benchmarks/bench_sequential.py``)."""
 N_SIM = 400
 """Simulated completions per look (ICC and human-mean rules); Monte Carlo sd at p = 0.98: 0.007."""
 
@@ -303,7 +310,24 @@ def _chi2_scale(ss: float, df: int, rng: np.random.Generator, size: int) -> np.n
     return ss / rng.chisquare(df, size)
 
 
-def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Generator) -> np.ndarray:
+def _offsets_mean_square(ssc: float, df: int, ems_e: np.ndarray, prior_df: float,
+                         rng: np.random.Generator) -> np.ndarray:
+    """Posterior draws of the repeats' expected mean square ``EMS_c = s_e + n s_b``.
+
+    Conjugate: a scaled-inverse-chi-square prior with ``prior_df`` pseudo-degrees of freedom
+    centred at "no offsets" (``EMS_c = EMS_e``, the error mean square drawn with it) updated by
+    the repeats' ``SS_c`` on ``r - 1`` df: ``(SS_c + prior_df EMS_e) / chi2(r - 1 + prior_df)``
+    (Gelman et al. 2013, *Bayesian Data Analysis* 3rd ed., section 3.3).  With 2-3 repeats
+    (1-2 df) the prior's few df keep the draw's tail finite; as repeats come in the data
+    dominate.  ``prior_df = 0`` is the flat-prior ``SS_c / chi2(r - 1)`` (Box & Tiao 1973, 5.2).
+    """
+    if prior_df <= 0:
+        return _chi2_scale(ssc, df, rng, ems_e.size)
+    return (ssc + prior_df * ems_e) / rng.chisquare(df + prior_df, ems_e.size)
+
+
+def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Generator,
+                          offset_prior_df: float = OFFSET_PRIOR_DF) -> np.ndarray:
     """``n_sim`` completions (n_sim, n, cap) of the observed items x repeats ``x`` (module docstring)."""
     n, r = x.shape
     m = cap - r
@@ -315,7 +339,7 @@ def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Ge
     ssc = n * float(((cols - g) ** 2).sum())
     sse = float((resid ** 2).sum())
     s_e = _chi2_scale(sse, (n - 1) * (r - 1), rng, n_sim)
-    s_b = np.maximum(0.0, (_chi2_scale(ssc, r - 1, rng, n_sim) - s_e) / n)
+    s_b = np.maximum(0.0, (_offsets_mean_square(ssc, r - 1, s_e, offset_prior_df, rng) - s_e) / n)
     s_a = np.maximum(0.0, (_chi2_scale(ssr, n - 1, rng, n_sim) - s_e) / r)
     den = s_a + s_e / r
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -345,15 +369,16 @@ def _icc_passes_on(stack: np.ndarray, form: str, use: str, confidence: float, th
 
 def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str = "A,1", use: str = "estimate",
                         confidence: float = 0.95, nan_policy: str = "raise", eps: float = ICC_EPS,
-                        n_sim: int = N_SIM, seed: int | None = 0,
-                        schedule: LookSchedule | None = None) -> SequentialLook:
+                        n_sim: int = N_SIM, seed: int | None = 0, schedule: LookSchedule | None = None,
+                        offset_prior_df: float = OFFSET_PRIOR_DF) -> SequentialLook:
     """One look of a sequential ICC gate over repeats.
 
     ``ratings``: the items x repeats drawn so far (the first ``r`` of the cap's repeats, ``2 <= r
     <= cap``; an object with ``to_matrix()`` works too); ``threshold``/``form``/``use``/
     ``confidence``/``nan_policy``: the fixed gate's (``assert_icc_above``); ``cap``: the fixed
     design's repeats.  Before the cap the decision comes from ``n_sim`` simulated completions
-    (module docstring; ``seed``); at the cap it is :func:`icc_fixed_verdict` on ``ratings``.
+    (module docstring; ``seed``; ``offset_prior_df``: the pseudo-df of the prior on the repeat
+    offsets, 0 for the flat prior); at the cap it is :func:`icc_fixed_verdict` on ``ratings``.
     ``nan_policy="omit"`` drops items with a missing rating so far (the fixed gate drops them too).
     """
     from .icc import canonical_form
@@ -368,6 +393,9 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     if nan_policy not in ("raise", "omit"):
         raise ReliabilityError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
     sched = _check_schedule(schedule, repeats_schedule(cap), cap)
+    prior_df = _check_finite(offset_prior_df, "offset_prior_df")
+    if prior_df < 0:
+        raise ReliabilityError(f"offset_prior_df must be >= 0 (0: the flat prior), got {offset_prior_df!r}")
     x = _icc_matrix(ratings)
     n, r = x.shape
     if r > cap:
@@ -399,7 +427,7 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     rng = np.random.default_rng(seed)
     block = max(1, min(_BLOCK, 2_000_000 // (x.shape[0] * cap)))
     passes, done = _simulate_until_settled(
-        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng), canon, use, confidence,
+        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng, prior_df), canon, use, confidence,
                                      threshold).sum()), n_sim, eps, block)
     p = passes / done
     decision, reason = _decide(p, eps, f"ICC({canon})")

@@ -12,10 +12,13 @@ Schuirmann); ``bound=1`` (normalised scores) as the length gate knows it (the co
 have zero spread).  Power is shown for
 a judge without bias (mean 0, sd 0.1).
 
-Goal: false "equivalent" <= alpha + 0.01 in every graded setting (default method): the bonus
-settings of issue 31 and the symmetric check.  Two continuous settings of strong skew at n = 20
-(exponential, lognormal) are printed for information: the correction halves plain t's excess
-there but does not remove it.
+Goal: false "equivalent" <= alpha + 0.01 in every setting (default method): the bonus settings
+of issue 31, continuous skew (exponential, lognormal, gamma) at n = 20 to 150, and the
+symmetric check.  Without Cochran's rule (``n > 25 g^2`` on the long-tail side; see
+:mod:`pytest_judgerel.stats.bias`) the default gave 0.063-0.065 on exponential and 0.07-0.11 on
+lognormal differences; ``hall`` and ``t`` columns show the parts without the rule.  Power is
+shown for judges without bias: normal differences (sd 0.1) and exponential ones (skew 2, sd 0.1),
+where the rule asks for about 100 items.
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ def _exponential(rng: np.random.Generator, n: int) -> np.ndarray:  # skew 2, mea
     return 0.05 + 0.1 * (rng.exponential(1.0, n) - 1.0)
 
 
+def _gamma4(rng: np.random.Generator, n: int) -> np.ndarray:  # skew 1, mean 0.05, sd 0.1
+    return 0.05 + 0.1 * (rng.gamma(4.0, 1.0, n) - 4.0) / 2.0
+
+
 def _normal(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.normal(MARGIN, 0.1, n)
 
@@ -62,8 +69,12 @@ SETTINGS = [
     ("+0.6 on 1 item in 12, n=20", _bonus(0.6, 1 / 12), 20),
     ("+0.6 on 1 item in 12, n=60", _bonus(0.6, 1 / 12), 60),
     ("+0.4 on 1 in 8 plus noise sd 0.05, n=30", _noisy_bonus, 30),
-    ("exponential (skew 2, sd 0.1), n=20 *", _exponential, 20),
-    ("lognormal (skew 6.2, sd 0.05), n=20 *", _lognormal, 20),
+    ("exponential (skew 2, sd 0.1), n=20", _exponential, 20),
+    ("exponential (skew 2, sd 0.1), n=40", _exponential, 40),
+    ("lognormal (skew 6.2, sd 0.05), n=20", _lognormal, 20),
+    ("lognormal (skew 6.2, sd 0.05), n=40", _lognormal, 40),
+    ("lognormal (skew 6.2, sd 0.05), n=150", _lognormal, 150),
+    ("gamma (skew 1, sd 0.1), n=20", _gamma4, 20),
     ("normal sd 0.1, n=40 (no skew)", _normal, 40),
 ]
 
@@ -98,18 +109,13 @@ def main(argv: list[str] | None = None) -> int:
             robust = rate(g, n, reps, 10 + i, two_sided=two)
             hall_only = rate(g, n, reps, 10 + i, two_sided=two, method="hall")
             plain = rate(g, n, reps, 10 + i, two_sided=two, method="t")
-            if not name.endswith("*"):
-                worst = max(worst, robust)
+            worst = max(worst, robust)
             print(f"  {name:<42} {'two' if two else 'one':<9} {robust:7.3f} {hall_only:6.3f} {plain:6.3f}")
-    rng = np.random.default_rng(1)
-    for n in (40, 80):
-        hall = sum(equivalence_test(rng.normal(0, 0.1, n), MARGIN, ALPHA, two_sided=False).equivalent
-                   for _ in range(reps)) / reps
-        plain = sum(equivalence_test(rng.normal(0, 0.1, n), MARGIN, ALPHA, two_sided=False, method="t").equivalent
-                    for _ in range(reps)) / reps
-        print(f"  power, no bias (mean 0, sd 0.1), n={n}, one-sided: robust {hall:.3f}, t {plain:.3f}")
-    print("  * informational, not graded: continuous skew this strong at n = 20 still exceeds alpha + 0.01\n"
-          "    (exponential about 0.065, lognormal about 0.10; plain t 0.11 and 0.17)")
+    for label, draw, sizes in (("normal (sd 0.1)", lambda r, n: r.normal(0, 0.1, n), (20, 40, 80)),
+                               ("exponential (skew 2, sd 0.1)", lambda r, n: _exponential(r, n) - MARGIN, (40, 80, 150))):
+        for n in sizes:
+            row = [rate(draw, n, reps, 1, two_sided=False, method=m) for m in ("robust", "hall", "t")]
+            print(f"  power, no bias, {label}, n={n}, one-sided: robust {row[0]:.3f}, hall {row[1]:.3f}, t {row[2]:.3f}")
     print(f"({time.perf_counter() - t0:.1f} s)")
     verdict = "PASS" if worst <= GOAL else "FAIL"
     print(f"tost_skew_false_equivalence: worst {worst:.3f} goal<={GOAL:.2f} {verdict}")

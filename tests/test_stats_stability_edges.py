@@ -49,7 +49,7 @@ def test_gate_p_pass_new_items_is_its_own_prediction():
     st = icc_gate_stability(x, "A,1", "estimate", 0.95, observed - 0.06, True)
     assert st.same_items.resample == "repeats" and st.new_items.resample == "items+repeats"
     direct = verdict_stability(icc_statistic("A,1"), x, observed - 0.06, resample="items+repeats", n_boot=1000,
-                               seed=0, nan_policy="omit", predictive=True, recentre=True)
+                               seed=0, nan_policy="omit", predictive=True, model="one-way")
     assert st.new_items.p_pass == direct.p_pass
     assert st.same_items.p_pass - st.new_items.p_pass > 0.1
 
@@ -66,17 +66,32 @@ def test_recentred_prediction_on_the_threshold_is_a_coin_flip(scheme):
         assert res.p_pass == pytest.approx(0.5, abs=0.03) and res.recentred
 
 
-def test_gate_over_repeats_is_recentred_and_rough_below_the_minimum_design():
+def test_gate_over_repeats_uses_the_one_way_model_and_is_rough_below_the_minimum_design():
     small = icc_gate_stability(_data(20, 3, 0.75, 1), "A,1", "estimate", 0.95, 0.75, True)
-    assert small.same_items.recentred and small.same_items.rough and small.new_items.rough
-    assert "20 items (< 40)" in small.same_items.rough_reason and "(rough)" in str(small.same_items)
+    assert small.same_items.model == "one-way" and small.same_items.rough and small.new_items.rough
+    assert "standard error" in small.same_items.rough_reason and "(rough)" in str(small.same_items)
+    assert "45 items with 3 repeats" in small.same_items.rough_reason  # items_for_calibrated_rerun(0.75, 3)
     big = icc_gate_stability(_data(40, 4, 0.75, 1), "A,1", "estimate", 0.95, 0.75, True)
     assert not big.same_items.rough and not big.new_items.rough and big.same_items.to_dict()["rough"] is False
+    # the same 40 x 4 design is rough at a lower threshold, where its ICC is less precise
+    assert icc_gate_stability(_data(40, 4, 0.6, 1), "A,1", "estimate", 0.95, 0.6, True).new_items.rough
     ordinal = np.clip(np.round(_data(40, 4, 0.75, 1) + 3), 1, 5)
     coarse = icc_gate_stability(ordinal, "A,1", "estimate", 0.95, 0.75, True)
-    assert not coarse.same_items.rough and coarse.new_items.rough and "5 or fewer levels" in coarse.new_items.rough_reason
+    assert coarse.same_items.rough and coarse.new_items.rough and "5 or fewer levels" in coarse.new_items.rough_reason
     # without repeats (new items only) nothing is rough: the mean gates were calibrated at 30 items
     assert not verdict_stability(_first_item_mean(), _data(10, 1, 0.5, 0), 0.0, predictive=True).rough
+
+
+def test_minimum_design_is_where_the_standard_error_reaches_the_limit():
+    from pytest_judgerel.stats.stability import MAX_RERUN_SE, icc_standard_error, items_for_calibrated_rerun
+
+    for t, k, n in ((0.75, 4, 38), (0.75, 3, 45), (0.6, 4, 71)):
+        assert items_for_calibrated_rerun(t, k) == n
+        assert icc_standard_error(t, n, k) <= MAX_RERUN_SE < icc_standard_error(t, n - 1, k)
+        assert not verdict_stability(icc_statistic("A,1"), _data(n, k, t, 0), t, resample="repeats", n_boot=50,
+                                     predictive=True, model="one-way").rough
+        assert verdict_stability(icc_statistic("A,1"), _data(n - 1, k, t, 0), t, resample="repeats", n_boot=50,
+                                 predictive=True, model="one-way").rough
 
 
 def test_gate_record_carries_the_flags():
@@ -84,7 +99,7 @@ def test_gate_record_carries_the_flags():
 
     rec: dict = {}
     attach_stability(rec, icc_gate_stability(_data(20, 3, 0.75, 1), "A,1", "estimate", 0.95, 0.75, True))
-    assert rec["stability"]["rough"] is True and rec["stability"]["recentred"] is True
+    assert rec["stability"]["rough"] is True and rec["stability"]["model"] == "one-way"
     assert rec["stability"]["new_items_rough"] is True and rec["stability"]["rough_reason"]
 
 

@@ -236,6 +236,8 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
         lines.append(f"  'no length bias' is not shown: the equivalence test (TOST, alpha {alpha:g}) of {side} gives "
                      f"p = {tost.p:.3g}; its {1 - 2 * alpha:.0%} interval [{tost.ci_low:+.4f}, {tost.ci_high:+.4f}] "
                      "is not inside the margin")
+        if tost.inconclusive:
+            lines.append(f"  {tost.inconclusive_reason}")
         if plan is not None and plan.n is not None:
             lines.append(f"  showing it with power {power:g} for a judge without bias needs about {plan.n} items at "
                          f"this spread (sd {tost.sd:.3g} of the per-item shifts); this run has {tost.n}")
@@ -315,6 +317,8 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
         lines.append(f"  'no self-preference' is not shown: the one-sided equivalence test (TOST, alpha {alpha:g}) of "
                      f"rank change < {max_rank_change} gives p = {tost.p:.3g}; the upper {1 - alpha:.0%} bound "
                      f"{tost.ci_high:+.4f} is not below the margin")
+        if tost.inconclusive:
+            lines.append(f"  {tost.inconclusive_reason}")
     if result.n_dropped:
         lines.append(f"  {result.n_dropped} task(s) without a score for every model were left out")
     return finish(rec, result, lines)

@@ -129,10 +129,10 @@ def _icc_over_repeats(matrix: np.ndarray, form: str, use: str, confidence: float
         return icc_stat(x)
 
     statistic.vectorized = icc_stat.vectorized  # type: ignore[attr-defined]
-    statistic.name = name  # type: ignore[attr-defined]
+    statistic.name = icc_stat.name  # type: ignore[attr-defined]  # the threshold is printed beside it
     try:
         return verdict_stability(statistic, matrix, threshold, "min", resample=resample, n_boot=N_BOOT, seed=SEED,
-                                 nan_policy="omit", predictive=True, recentre=True)
+                                 nan_policy="omit", predictive=True, model="one-way")
     except ReliabilityError:
         return None  # e.g. fewer than 2 complete items, or no ICC on the data itself
 
@@ -247,6 +247,7 @@ def attach_stability(rec: "MetricRecord", stability: Any) -> None:
                         "n_undefined": stability.n_undefined, "statistic": stability.statistic,
                         "predictive": stability.predictive, "predicts": RERUNS[stability.resample],
                         "recentred": getattr(stability, "recentred", False),
+                        "model": getattr(stability, "model", "bootstrap"),
                         "rough": getattr(stability, "rough", False),
                         "rough_reason": getattr(stability, "rough_reason", "")}
     if new_items is not None:

@@ -101,7 +101,8 @@ class StabilityInfo(TypedDict, total=False):
     p_pass_new_items: float | None
     new_items_resample: str
     recentred: bool  # the predictive draws recentred on the observed ICC (issue 31)
-    rough: bool  # below the design where p_pass was checked (stats.stability, MIN_ITEMS_OVER_REPEATS)
+    model: str  # "one-way": reruns simulated from the one-way model's posterior predictive (issue 31)
+    rough: bool  # below the design where p_pass was checked (stats.stability: MAX_RERUN_SE, MIN_ITEMS_OVER_REPEATS)
     rough_reason: str
     new_items_rough: bool
 

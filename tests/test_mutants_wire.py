@@ -145,3 +145,17 @@ def test_retry_after_ms_is_read_in_milliseconds(serve, tmp_path):
         assert client.complete(_request(server.url, "ms hint")).text == "3"
         waited = time.perf_counter() - start
     assert 0.3 <= waited < 10.0, waited
+
+
+# ---------------------------------------------------------------- prices
+def test_a_call_is_priced_by_the_model_asked_for_not_the_name_the_server_reports(serve, tmp_path):
+    """P03: priced by the model name the reply carries (a server's own or dated name, without the
+    provider prefix: no price, cost 0)."""
+    from pytest_judgerel.llm.prices import call_cost
+
+    server = serve([(200, _completion("4", model="served-under-another-name"), {})])
+    with _client(tmp_path) as client:
+        reply = client.complete(_request(server.url, "priced", model="openai/gpt-4o-mini"))
+        assert reply.model == "served-under-another-name"
+        expected = call_cost("openai/gpt-4o-mini", reply.usage)
+        assert expected > 0 and reply.cost == pytest.approx(expected) and client.stats.cost == pytest.approx(expected)

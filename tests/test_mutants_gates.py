@@ -1,5 +1,5 @@
 """The one gate conclusion (gates/conclusion.py) in report-only mode: tests that fail on the planted
-bugs of issue 31's held-out mutants (docs/_drafts/mutants.md)."""
+bugs of issue 31's held-out mutants (docs/benchmarks.md, "Issue 31's planted bugs")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The one gate conclusion (gates/conclusion.py) in report-only mode: tests that fail on the planted
-bugs of issue 31's held-out mutants (docs/_drafts/mutants.md)."""
+bugs of issue 31's held-out mutants (docs/benchmarks.md, "Issue 31's planted bugs")."""
 
 from __future__ import annotations
 
@@ -53,3 +53,31 @@ def test_a_statistic_not_computed_is_recorded_then_raised():
         with pytest.raises(ReliabilityError, match="a constant judge"):
             conclude_not_computed(_rec("ICC", False), ReliabilityError("a constant judge"))
     assert len(rec.records) == 1 and "report_only" not in rec.records[0]
+
+
+# ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
+def _unstable(rec: MetricRecord) -> MetricRecord:
+    rec["stability"] = {"p_pass": 0.5, "unstable": True, "n_boot": 1000, "resample": "items", "predictive": True,
+                        "predicts": "new items"}
+    return rec
+
+
+def test_require_stable_keeps_the_message_of_a_gate_that_failed_anyway():
+    """G01: under require-stable, a failing gate whose verdict is also unstable had its own failure
+    message replaced by the "unstable pass" message (which says it passes)."""
+    with recording(Recorder(require_stable=True)) as rec:
+        with pytest.raises(JudgeReliabilityFailure) as info:
+            conclude([_unstable(_rec("ICC", False))], "ICC(A,1) = 0.2000 below its threshold 0.5")
+    assert "below its threshold 0.5" in str(info.value) and "passes its threshold" not in str(info.value)
+    assert rec.records[0]["passed"] is False and "unstable" not in rec.records[0]
+
+
+def test_a_failure_carries_the_first_record_and_names_its_judge():
+    """G03: the failure carried (and named the judge of) the last record of the gate."""
+    first, second = _rec("ICC", False), _rec("nMAE", False)
+    first["judge"], second["judge"] = {"model": "openai/first-judge"}, {"model": "openai/second-judge"}
+    with recording(Recorder()):
+        with pytest.raises(JudgeReliabilityFailure) as info:
+            conclude([first, second], "both below their thresholds")
+    assert info.value.record["statistic"] == "ICC"
+    assert "judge: openai/first-judge" in str(info.value) and "second-judge" not in str(info.value)

@@ -1,5 +1,5 @@
 """Settings resolution (session/settings.py, plugin/options.py, SessionContext.chosen): tests that fail
-on the planted bugs of issue 31's held-out mutants (docs/_drafts/mutants.md).
+on the planted bugs of issue 31's held-out mutants (docs/benchmarks.md, "Issue 31's planted bugs").
 
 ``chosen()`` is checked through real resolution (the command line, the ini file and the environment
 of a pytester run, and :func:`settings_from_env`), never through a ``Settings`` whose ``sources`` a
@@ -100,3 +100,76 @@ def test_chosen_in_a_session_reports_only_what_the_user_set(pytester, clean_env,
                    ini="judgerel_max_tokens = 64")
     assert {k: v for k, v in some.items() if v is not None} == {
         "temperature": 0.3, "require_stable": True, "max_tokens": 64, "backend": "http"}
+
+
+# ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
+def _documented_variables() -> dict[str, str]:
+    """``{flag: variable}`` of docs/pytest.md's option table (rows with an env column)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "pytest.md").read_text(encoding="utf-8")
+    out = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].startswith("`--") and cells[2].startswith("`JUDGEREL_"):
+            out[cells[0].split("`")[1]] = cells[2].strip("`")
+    return out
+
+
+def test_every_variable_of_the_option_table_is_read_by_its_option(clean_env, tmp_path):
+    """S03: an option's ``env=`` dropped (JUDGEREL_CACHE_MODE unread): the option then vanishes
+    from ``OPTIONS``' variables, so a test that enumerates them cannot see it; the documented
+    table can."""
+    documented = _documented_variables()
+    assert len(documented) >= 12, documented
+    by_flag = {o.flag: o for o in OPTIONS}
+    for flag, variable in documented.items():
+        assert by_flag[flag].env == variable, (flag, variable)
+    clean_env.setenv("JUDGEREL_CACHE_MODE", "replay")
+    clean_env.setenv("JUDGEREL_MAX_CALLS", "7")
+    s = settings_from_env(str(tmp_path))
+    assert s.cache_mode == "replay" and s.sources["cache_mode"] == "env JUDGEREL_CACHE_MODE"
+    assert s.max_calls == 7
+
+
+def test_the_command_line_and_the_ini_file_win_over_the_environment(clean_env, tmp_path):
+    """S01: the environment read before the command line and the ini file."""
+    from pytest_judgerel.session.settings import resolve
+
+    clean_env.setenv("JUDGEREL_BACKEND", "http")
+    clean_env.setenv("JUDGEREL_CACHE_MODE", "replay")
+    given = {"backend": ("litellm", "--judgerel-backend"), "cache_mode": ("off", "ini judgerel_cache_mode")}
+    s = resolve(lambda o: given.get(o.dest), str(tmp_path))
+    assert (s.backend, s.sources["backend"]) == ("litellm", "--judgerel-backend")
+    assert (s.cache_mode, s.sources["cache_mode"]) == ("off", "ini judgerel_cache_mode")
+
+
+def test_settings_built_by_hand_follow_judgerel_backend(clean_env):
+    """S02: ``LLMSettings()`` made by hand ignores JUDGEREL_BACKEND (documented: a whole test suite
+    switches paths with it), while the resolution still reads it."""
+    from pytest_judgerel.llm import LLMSettings
+
+    assert LLMSettings().backend == "auto"
+    clean_env.setenv("JUDGEREL_BACKEND", "litellm")
+    assert LLMSettings().backend == "litellm"
+    assert LLMSettings(backend="http").backend == "http"  # given by hand wins
+
+
+def test_chosen_is_none_for_settings_built_by_hand(clean_env):
+    """S04: settings made by hand have no sources; ``chosen()`` then reported their values as the
+    user's (a study would run at T = 0 instead of the paper's 1)."""
+    from pytest_judgerel.session.settings import Settings
+
+    ctx = SessionContext(Settings(temperature=0.0, max_tokens=64))
+    assert ctx.chosen("temperature") is None and ctx.chosen("max_tokens") is None
+
+
+def test_a_value_set_equal_to_its_default_is_still_chosen(clean_env, tmp_path):
+    """S05: a value the user set to the default (``--judge-temperature=0``) reported as not chosen
+    (the study would then run at its own default, 1)."""
+    from pytest_judgerel.session.settings import resolve
+
+    given = {"temperature": ("0", "--judge-temperature"), "max_tokens": ("512", "ini judgerel_max_tokens")}
+    ctx = SessionContext(resolve(lambda o: given.get(o.dest), str(tmp_path)))
+    assert ctx.chosen("temperature") == 0.0 and ctx.chosen("max_tokens") == 512
+    assert ctx.chosen("repeats") is None

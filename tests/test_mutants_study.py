@@ -1,5 +1,5 @@
 """Seed 001's study code: tests that fail on the planted bugs of issue 31's held-out mutants
-(docs/_drafts/mutants.md lists each mutant and the test that kills it).
+(docs/benchmarks.md, "Issue 31's planted bugs" lists each mutant and the test that kills it).
 
 On the synthetic release of tests/seed001_layout.py (the release's exact layout, made-up scores).
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 
 from pytest_judgerel.study.analysis import analyse
@@ -71,3 +72,28 @@ def test_missing_scale_applies_to_the_temperature_runs(loaded):
     by_row = analyse(loaded.human_by_scale(), loaded.judged(), temperatures=temps, missing="row")
     assert by_row.agreement_for("Gemini", "0-5", "STS-B", temperature=0.1).n == 6
     assert by_row.agreement_for("Llama", "0-5", "STS-B", temperature=0.1).n == 5
+
+
+# ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
+def test_count_applies_the_tolerance_it_is_given():
+    """Y02: ``Reproduction.count(tolerance=...)`` ignored its tolerance (the real-release test's
+    "every cell rounds to the printed digits" check at 0.0005 then proved nothing)."""
+    from pytest_judgerel.study.reproduce import Reproduction
+
+    cells = (Cell("2", "a", "x", paper=0.5, ours=0.5004), Cell("2", "b", "x", paper=0.5, ours=0.5008),
+             Cell("3", "a", "x", paper=0.5, ours=0.503), Cell("3", "b", "x", paper=0.5, ours=None))
+    rep = Reproduction(cells, (), None, "first")
+    assert rep.count() == (2, 4)
+    assert rep.count(tolerance=0.0005) == (1, 4)
+    assert rep.count(("3",), tolerance=0.01) == (1, 2)
+
+
+def test_the_main_run_is_temperature_one(loaded):
+    """Y03: ``judged(1.0)`` (the paper's main run, T = 1) raised "no temperature 1.0" instead of
+    returning the main run."""
+    main, at_one = loaded.judged(), loaded.judged(1.0)
+    assert main.keys() == at_one.keys() and len(main) > 0
+    for key in main:
+        assert main[key].item_ids == at_one[key].item_ids
+        assert np.array_equal(main[key].to_matrix(), at_one[key].to_matrix(), equal_nan=True)
+    assert set(loaded.judged(0.1)) <= set(main)  # the ablation ran two of the judges

@@ -1,0 +1,161 @@
+"""The fast path, retries and prices through public behaviour: tests written for the bugs of
+``benchmarks/held_out_mutants.py`` (batch 1) that the earlier tests let through.  Real HTTP to a
+loopback server (the scripted server of tests/test_llm_mutants.py, which logs each request's path,
+headers and prompt), a public ``LLMClient``; docs/benchmarks.md lists each bug and its test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_judgerel.errors import LLMCallError
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+
+from test_llm_mutants import Scripted, _completion, certificate  # noqa: F401 (a fixture)
+
+
+@pytest.fixture
+def serve():
+    servers: list[Scripted] = []
+
+    def start(*args: Any, **kwargs: Any) -> Scripted:
+        servers.append(Scripted(*args, **kwargs))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def _client(tmp_path: Path, **settings: Any) -> LLMClient:
+    options: dict[str, Any] = {"cache_mode": "off", "backend": "http", "max_attempts": 1, "backoff_base": 0.001,
+                               "backoff_max": 0.01, "timeout": 20.0, "cache_dir": str(tmp_path / "cache")}
+    options.update(settings)
+    return LLMClient(LLMSettings(**options))
+
+
+def _request(url: str | None, text: str, **fields: Any) -> LLMRequest:
+    fields.setdefault("api_key", "sk-test-0000")
+    return LLMRequest(model=fields.pop("model", "openai/judge"), api_base=url,
+                      messages=({"role": "user", "content": text},), **fields)
+
+
+# ---------------------------------------------------------------- URLs and headers
+def test_each_server_of_one_client_gets_its_own_requests(serve, tmp_path):
+    """W02: the URL memo not keyed by the server (every call goes to the first server seen)."""
+    first, second = serve(), serve()
+    with _client(tmp_path) as client:
+        for i, server in enumerate([first, second, first, second]):
+            client.complete(_request(server.url, f"call {i}"))
+    assert [e["prompt"] for e in first.log] == ["call 0", "call 2"]
+    assert [e["prompt"] for e in second.log] == ["call 1", "call 3"]
+    assert all(e["path"] == "/v1/chat/completions" for e in first.log + second.log)
+
+
+def test_keys_that_share_a_long_prefix_are_each_sent_as_themselves(serve, tmp_path):
+    """W03: the per-key headers remembered under a prefix of the key (OpenAI's project keys all
+    begin ``sk-proj-``)."""
+    server = serve()
+    keys = ["sk-proj-AAAAAAAAAAAAAAAA-1", "sk-proj-AAAAAAAAAAAAAAAA-2", "sk-proj-BBBB", "sk-proj-AAAAAAAAAAAAAAAA-1"]
+    with _client(tmp_path) as client:
+        for i, key in enumerate(keys):
+            client.complete(_request(server.url, f"key {i}", api_key=key))
+    assert [e["headers"]["authorization"] for e in server.log] == [f"Bearer {k}" for k in keys]
+
+
+def test_the_requests_own_key_wins_over_the_providers_variable(serve, tmp_path, monkeypatch):
+    """W04: OPENAI_API_KEY preferred to the key the request carries."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    server = serve()
+    with _client(tmp_path) as client:
+        client.complete(_request(server.url, "own key", api_key="sk-the-requests-own"))
+        client.complete(_request(server.url, "no key", api_key=None))
+    assert [e["headers"]["authorization"] for e in server.log] == [
+        "Bearer sk-the-requests-own", "Bearer sk-from-the-environment"]
+
+
+def test_extra_headers_replace_the_default_ones_as_the_openai_sdk_does(serve, tmp_path):
+    """W05: a request's extra_headers cannot replace a default header (a gateway's own token in
+    Authorization, another Accept)."""
+    server = serve()
+    with _client(tmp_path) as client:
+        client.complete(_request(server.url, "override", extra_params={
+            "extra_headers": {"Authorization": "Bearer gateway-token", "Accept": "application/x-ndjson"}}))
+        client.complete(_request(server.url, "plain"))
+    sent = [e["headers"] for e in server.log]
+    assert sent[0]["authorization"] == "Bearer gateway-token" and sent[0]["accept"] == "application/x-ndjson"
+    assert sent[1]["authorization"] == "Bearer sk-test-0000" and sent[1]["accept"] == "application/json"
+
+
+@pytest.mark.parametrize("off", ["no", "off", "NO", " false "])
+def test_every_documented_false_word_turns_ssl_verify_off(serve, certificate, tmp_path, monkeypatch, off):
+    """W06: only ``false`` and ``0`` honoured (``no`` and ``off`` left certificates checked)."""
+    server = serve(tls=certificate)
+    monkeypatch.setenv("SSL_VERIFY", off)
+    with _client(tmp_path) as client:
+        assert client.complete(_request(server.url, f"verify {off}")).text == "3"
+    monkeypatch.setenv("SSL_VERIFY", "yes")
+    with _client(tmp_path) as client:
+        with pytest.raises(LLMCallError, match="(?i)certificate"):
+            client.complete(_request(server.url, "verify yes"))
+
+
+def test_a_reply_of_whitespace_only_is_retried_as_empty(serve, tmp_path):
+    """W08: a reply whose text is only blanks accepted as the answer (and cached)."""
+    server = serve([(200, _completion(" \n\t "), {})])
+    with _client(tmp_path, max_attempts=2) as client:
+        reply = client.complete(_request(server.url, "blank first"))
+        assert reply.text == "3" and client.stats.retries == 1
+    assert len(server.log) == 2
+
+
+# ---------------------------------------------------------------- retries
+@pytest.mark.parametrize("status", [408, 409, 425, 429])
+def test_the_retryable_4xx_codes_are_retried(serve, tmp_path, status):
+    """R01: a listed 4xx code (408 request timeout) dropped from the retryable ones."""
+    server = serve([(status, b'{"error": {"message": "try again"}}', {})])
+    with _client(tmp_path, max_attempts=2) as client:
+        assert client.complete(_request(server.url, f"status {status}")).text == "3"
+        assert client.stats.retries == 1
+    assert len(server.log) == 2
+
+
+def test_a_403_is_a_key_failure_with_the_key_hint(serve, tmp_path):
+    """R02: 403 classified as a plain HTTP error (no "missing or rejected key" and no hint)."""
+    server = serve([(403, b'{"error": {"message": "this key may not use this model"}}', {})])
+    with _client(tmp_path, max_attempts=3) as client:
+        with pytest.raises(LLMCallError) as info:
+            client.complete(_request(server.url, "forbidden"))
+        assert client.stats.retries == 0
+    message = str(info.value)
+    assert "HTTP 403, not retryable; missing or rejected key" in message and "JUDGEREL_API_KEY" in message
+    assert len(server.log) == 1
+
+
+def test_retry_after_ms_is_read_in_milliseconds(serve, tmp_path):
+    """R03: ``retry-after-ms`` read as seconds (a 300 ms hint became a 30 s wait, the cap)."""
+    import time
+
+    server = serve([(429, b'{"error": {"message": "slow down"}}', {"retry-after-ms": "300"})])
+    with _client(tmp_path, max_attempts=2, backoff_base=0.0) as client:
+        start = time.perf_counter()
+        assert client.complete(_request(server.url, "ms hint")).text == "3"
+        waited = time.perf_counter() - start
+    assert 0.3 <= waited < 10.0, waited
+
+
+# ---------------------------------------------------------------- prices
+def test_a_call_is_priced_by_the_model_asked_for_not_the_name_the_server_reports(serve, tmp_path):
+    """P03: priced by the model name the reply carries (a server's own or dated name, without the
+    provider prefix: no price, cost 0)."""
+    from pytest_judgerel.llm.prices import call_cost
+
+    server = serve([(200, _completion("4", model="served-under-another-name"), {})])
+    with _client(tmp_path) as client:
+        reply = client.complete(_request(server.url, "priced", model="openai/gpt-4o-mini"))
+        assert reply.model == "served-under-another-name"
+        expected = call_cost("openai/gpt-4o-mini", reply.usage)
+        assert expected > 0 and reply.cost == pytest.approx(expected) and client.stats.cost == pytest.approx(expected)

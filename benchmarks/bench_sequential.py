@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", type=int, default=None, help="ICC data sets per truth (default 40; quick 6)")
     ap.add_argument("--seed", type=int, default=2028)
     ap.add_argument("--icc-at-threshold", type=int, default=None,
-                    help="ICC data sets per family with the truth on the threshold (default 4 x --datasets)")
+                    help="ICC data sets per family with the truth on the threshold (default 10 x --datasets: 400)")
     ap.add_argument("--icc-truths", type=str, default=None,
                     help="comma-separated ICC truths to run (default all; to tune the rule)")
     ap.add_argument("--icc-eps-pass", type=float, default=ICC_EPS_PASS,
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     rule = {"eps_pass": args.icc_eps_pass, "eps_fail": args.icc_eps_fail, "offset_prior_df": args.offset_prior_df}
     rate_rule = {"eps_pass": args.rate_eps_pass, "eps_fail": args.rate_eps_fail}
     per_icc = args.datasets or (6 if args.quick else 40)
-    at_icc = args.icc_at_threshold or 4 * per_icc
+    at_icc = args.icc_at_threshold or 10 * per_icc  # 400 by default: a 0.01 false-pass line is 4 data sets
     truths = ICC_TRUTHS if args.icc_truths is None else tuple(float(t) for t in args.icc_truths.split(","))
     per_rate, at_rate = (60, 240) if args.quick else (400, 1600)
     t0 = time.perf_counter()

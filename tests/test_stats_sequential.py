@@ -121,7 +121,7 @@ def test_deterministic_given_a_seed():
 def test_an_unsettled_look_may_stop_simulating_without_changing_the_decision():
     x = _judge(6, 0.7)[:, :4]
     quick = icc_sequential_look(x, threshold=0.7, cap=CAP, n_sim=400)
-    assert quick.decision == "continue" and quick.n_sim < 400  # passes and fails both > eps n_sim
+    assert quick.decision == "continue" and quick.n_sim < 400  # passes > eps_fail n_sim, fails > eps_pass n_sim
 
 
 def test_a_constant_judge_fails_without_nan():

@@ -16,8 +16,8 @@ Each returns the data the gate then computes on (the repeats or items drawn when
 the verdict; the whole cap otherwise) and a :class:`SequentialRun` -- None when the input was not
 pending, so a gate's fixed behaviour is unchanged.  The gate records ``run.to_dict()`` as its
 record's ``sequential`` block and takes its verdict from :meth:`SequentialRun.verdict`: a look that
-stopped before the cap decides (its predictive probability of the cap's verdict passed ``1 - eps``
-or fell below ``eps``); at the cap the gate's own fixed rule decides, on the same data as a fixed
+stopped before the cap decides (its predictive probability of the cap's verdict reached ``1 -
+eps_pass`` or fell to ``eps_fail``); at the cap the gate's own fixed rule decides, on the same data as a fixed
 run.  Where a gate's settings have no sequential rule (``by=`` groups, a pass rate of unparsed
 replies...) the driver draws the whole cap and says so in the block (``stop: "fixed"``).
 
@@ -102,7 +102,8 @@ class SequentialRun:
             "unit": self.unit, "used": self.used, "cap": self.cap, "calls": self.calls, "cap_calls": self.cap_calls,
             "saved_calls": self.saved_calls, "stop": self.stop, "decision": self.decision, "early": self.early,
             "reason": self.reason, "p_pass_at_cap": self.p_pass_at_cap,
-            "rule": None if last is None else last.rule, "eps": None if last is None else last.eps,
+            "rule": None if last is None else last.rule, "eps_pass": None if last is None else last.eps_pass,
+            "eps_fail": None if last is None else last.eps_fail,
             "looks": [{"look": lk.look, "used": lk.used, "decision": lk.decision, "p_pass_at_cap": lk.p_pass_at_cap,
                        "observed": lk.observed, "n_sim": lk.n_sim} for lk in self.looks],
         })

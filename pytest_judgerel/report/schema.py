@@ -44,7 +44,7 @@ _SEQUENTIAL = {
         "saved_calls": _INT, "stop": {"enum": ["settled", "cap", "fixed", "parse failures"]},
         "decision": {"enum": ["continue", "pass", "fail", None]}, "early": _BOOL, "reason": _STR,
         "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1}, "rule": _STR_OR_NULL,
-        "eps": _NUM_OR_NULL,
+        "eps_pass": _NUM_OR_NULL, "eps_fail": _NUM_OR_NULL,
         "looks": {"type": "array", "items": {"type": "object", "properties": {
             "look": _INT, "used": _INT, "decision": _DECISION,
             "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1},

@@ -133,7 +133,8 @@ class SequentialInfo(TypedDict, total=False):
     reason: str
     p_pass_at_cap: float | None
     rule: str | None
-    eps: float | None
+    eps_pass: float | None
+    eps_fail: float | None
     looks: list[SequentialLookInfo]
 
 

@@ -9,16 +9,25 @@ Spiegelhalter, Freedman & Blackburn 1986 and Lee & Liu 2008):
 
     p_cap = P(fixed rule on (observed + the not yet drawn data) passes | observed)
 
-and stops with ``"pass"`` when ``p_cap >= 1 - eps``, with ``"fail"`` when ``p_cap <= eps``, and
-otherwise continues.  At the cap nothing is predicted: the verdict *is* the fixed gate's rule on
+and stops with ``"pass"`` when ``p_cap >= 1 - eps_pass``, with ``"fail"`` when ``p_cap <= eps_fail``,
+and otherwise continues.  At the cap nothing is predicted: the verdict *is* the fixed gate's rule on
 the cap's data (the same function, the same arguments; ``"A,k"`` with the cap's k).
 
 **What it guarantees.**  (1) Never more than the cap.  (2) At the cap, exactly the fixed verdict.
-(3) Where the predictive model is right, a stop is wrong (the cap's verdict on the same answers
-would have been the other) with probability at most ``eps`` given the stop, so over all looks
-together at most ``eps`` of all runs end with a verdict other than the fixed design's (the
-events "stopped at look t and the cap would disagree" are disjoint over t, each at most eps
-times P(stop at t)).  The pass-rate rule's model is exact for exchangeable items (beta-binomial),
+(3) Where the predictive model is right, a "pass" stop is wrong (the cap's verdict on the same
+answers would have been "fail") with probability at most ``eps_pass`` given the stop, and a
+"fail" stop with at most ``eps_fail``.  The events "stopped at look t and the cap would disagree"
+are disjoint over t, so over all looks together
+
+    P(sequential pass, fixed fail) <= eps_pass P(pass stop before the cap) <= eps_pass
+    P(sequential fail, fixed pass) <= eps_fail P(fail stop before the cap) <= eps_fail
+
+and the share of runs whose verdict differs from the fixed design's is at most ``max(eps_pass,
+eps_fail)``.  The first line bounds the **excess of false passes** over the fixed design whatever
+the truth (``P(seq pass) - P(fixed pass) <= P(seq pass, fixed fail) <= eps_pass``); the
+fail side only costs agreement.  So the defaults are asymmetric: a small ``eps_pass`` (0.01, the
+issue's tolerance for extra false passes) and a larger ``eps_fail``, which stops bad judges
+sooner.  The pass-rate rule's model is exact for exchangeable items (beta-binomial),
 the ICC rule's an approximate posterior of the two-way normal model; ``benchmarks/bench_sequential.py``
 measures both on simulated judges (verdict agreement, calls, false passes at the threshold).
 
@@ -70,16 +79,24 @@ __all__ = [
     "FixedVerdict", "icc_fixed_verdict", "icc_sequential_look",
     "pass_rate_cutoff", "pass_rate_sequential_look",
     "human_mean_sequential_look",
-    "ICC_EPS", "PASS_RATE_EPS", "HUMAN_MEAN_EPS", "N_SIM", "OFFSET_PRIOR_DF",
+    "ICC_EPS_PASS", "ICC_EPS_FAIL", "PASS_RATE_EPS_PASS", "PASS_RATE_EPS_FAIL",
+    "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF",
 ]
 
-ICC_EPS = 0.02
-"""Stop when the predictive probability of the cap's verdict is >= 1 - eps or <= eps (ICC rule;
-chosen with ``benchmarks/bench_sequential.py``: see ``docs/concepts.md``, "Sequential gates")."""
-PASS_RATE_EPS = 0.01
+ICC_EPS_PASS = 0.01
+"""Stop with "pass" when the predictive probability that the cap passes is >= 1 - eps_pass (ICC
+rule); it bounds the extra false passes over the fixed design (module docstring)."""
+ICC_EPS_FAIL = 0.03
+"""Stop with "fail" when that probability is <= eps_fail (ICC rule; both chosen with
+``benchmarks/bench_sequential.py``: see ``docs/concepts.md``, "Sequential gates")."""
+PASS_RATE_EPS_PASS = 0.01
 """The same for the pass-rate rule (exact predictive, no Monte Carlo error)."""
-HUMAN_MEAN_EPS = 0.02
-"""The same for the PPI++ human-mean rule."""
+PASS_RATE_EPS_FAIL = 0.03
+"""The fail side of the pass-rate rule."""
+HUMAN_MEAN_EPS_PASS = 0.01
+"""The pass side of the PPI++ human-mean rule (not benchmarked: the ICC rule's split)."""
+HUMAN_MEAN_EPS_FAIL = 0.03
+"""The fail side of the PPI++ human-mean rule."""
 OFFSET_PRIOR_DF = 4.0
 """Pseudo-degrees of freedom of the ICC rule's prior on the repeats' expected mean square, centred
 at "no offsets" (``_offsets_mean_square``; chosen with ``benchmarks/bench_sequential.py``)."""
@@ -162,7 +179,8 @@ class SequentialLook:
     p_pass_at_cap: float
     observed: float | None
     threshold: float
-    eps: float
+    eps_pass: float
+    eps_fail: float
     rule: str
     reason: str
     n_sim: int | None = None
@@ -192,7 +210,7 @@ class SequentialLook:
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "look": self.look, "used": self.used, "cap": self.cap,
                 "unit": self.unit, "p_pass_at_cap": self.p_pass_at_cap, "observed": self.observed,
-                "threshold": self.threshold, "eps": self.eps, "rule": self.rule, "reason": self.reason,
+                "threshold": self.threshold, "eps_pass": self.eps_pass, "eps_fail": self.eps_fail, "rule": self.rule, "reason": self.reason,
                 "n_sim": self.n_sim, "seed": self.seed,
                 "schedule": None if self.schedule is None else self.schedule.to_dict()}
 
@@ -201,10 +219,19 @@ class SequentialLook:
                 f"{self.decision} (P(pass at cap) = {self.p_pass_at_cap:.3f}); {self.reason}")
 
 
-def _check_eps(eps: Any) -> float:
+def _check_eps(eps: Any, name: str = "eps") -> float:
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 0.5:
-        raise ReliabilityError(f"eps must be a number strictly between 0 and 0.5, got {eps!r}")
+        raise ReliabilityError(f"{name} must be a number strictly between 0 and 0.5, got {eps!r}")
     return float(eps)
+
+
+def _stop_levels(eps: Any, eps_pass: Any, eps_fail: Any, default_pass: float,
+                 default_fail: float) -> tuple[float, float]:
+    """(eps_pass, eps_fail): ``eps`` sets both sides; ``eps_pass``/``eps_fail`` override one side."""
+    base_pass = default_pass if eps is None else _check_eps(eps)
+    base_fail = default_fail if eps is None else _check_eps(eps)
+    return (base_pass if eps_pass is None else _check_eps(eps_pass, "eps_pass"),
+            base_fail if eps_fail is None else _check_eps(eps_fail, "eps_fail"))
 
 
 def _check_finite(value: Any, name: str) -> float:
@@ -238,32 +265,35 @@ def _check_schedule(schedule: LookSchedule | None, default: LookSchedule, cap: i
     return schedule
 
 
-def _decide(p: float, eps: float, what: str) -> tuple[str, str]:
-    if p >= 1 - eps:
-        return "pass", f"P({what} passes at the cap) = {p:.3f} >= 1 - eps = {1 - eps:.3f}: the verdict is settled"
-    if p <= eps:
-        return "fail", f"P({what} passes at the cap) = {p:.3f} <= eps = {eps:.3f}: the verdict is settled"
-    return "continue", f"P({what} passes at the cap) = {p:.3f} lies within ({eps:.3f}, {1 - eps:.3f}): draw more"
+def _decide(p: float, eps_pass: float, eps_fail: float, what: str) -> tuple[str, str]:
+    if p >= 1 - eps_pass:
+        return "pass", (f"P({what} passes at the cap) = {p:.3f} >= 1 - eps_pass = {1 - eps_pass:.3f}: "
+                        "the verdict is settled")
+    if p <= eps_fail:
+        return "fail", f"P({what} passes at the cap) = {p:.3f} <= eps_fail = {eps_fail:.3f}: the verdict is settled"
+    return "continue", (f"P({what} passes at the cap) = {p:.3f} lies within ({eps_fail:.3f}, "
+                        f"{1 - eps_pass:.3f}): draw more")
 
 
 _BLOCK = 100
 
 
-def _simulate_until_settled(passes_in: Any, n_sim: int, eps: float, block: int) -> tuple[int, int]:
+def _simulate_until_settled(passes_in: Any, n_sim: int, eps_pass: float, eps_fail: float,
+                            block: int) -> tuple[int, int]:
     """Run ``passes_in(b)`` (the passes among b new simulated completions) in blocks up to ``n_sim``.
 
     Stops early only when the decision at ``n_sim`` is already certain to be "continue": once more
-    than ``eps n_sim`` completions have passed *and* more than ``eps n_sim`` have failed, neither
-    ``p >= 1 - eps`` nor ``p <= eps`` can be reached, whatever the rest give.  The decision is
-    therefore exactly the full run's; ``p`` is then the share of the completions run.
+    than ``eps_fail n_sim`` completions have passed (``p <= eps_fail`` is out of reach) *and* more
+    than ``eps_pass n_sim`` have failed (``p >= 1 - eps_pass`` is out of reach), whatever the rest
+    give.  The decision is therefore exactly the full run's; ``p`` is then the share of the
+    completions run.
     """
     passes = done = 0
-    limit = eps * n_sim
     while done < n_sim:
         b = min(block, n_sim - done)
         passes += passes_in(b)
         done += b
-        if passes > limit and done - passes > limit:
+        if passes > eps_fail * n_sim and done - passes > eps_pass * n_sim:
             break
     return passes, done
 
@@ -368,8 +398,9 @@ def _icc_passes_on(stack: np.ndarray, form: str, use: str, confidence: float, th
 
 
 def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str = "A,1", use: str = "estimate",
-                        confidence: float = 0.95, nan_policy: str = "raise", eps: float = ICC_EPS,
-                        n_sim: int = N_SIM, seed: int | None = 0, schedule: LookSchedule | None = None,
+                        confidence: float = 0.95, nan_policy: str = "raise", eps: float | None = None,
+                        eps_pass: float | None = None, eps_fail: float | None = None, n_sim: int = N_SIM,
+                        seed: int | None = 0, schedule: LookSchedule | None = None,
                         offset_prior_df: float = OFFSET_PRIOR_DF) -> SequentialLook:
     """One look of a sequential ICC gate over repeats.
 
@@ -378,7 +409,9 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     ``confidence``/``nan_policy``: the fixed gate's (``assert_icc_above``); ``cap``: the fixed
     design's repeats.  Before the cap the decision comes from ``n_sim`` simulated completions
     (module docstring; ``seed``; ``offset_prior_df``: the pseudo-df of the prior on the repeat
-    offsets, 0 for the flat prior); at the cap it is :func:`icc_fixed_verdict` on ``ratings``.
+    offsets, 0 for the flat prior); it stops with "pass" at ``p_cap >= 1 - eps_pass`` (default
+    :data:`ICC_EPS_PASS`) and "fail" at ``p_cap <= eps_fail`` (:data:`ICC_EPS_FAIL`); ``eps`` sets
+    both.  At the cap it is :func:`icc_fixed_verdict` on ``ratings``.
     ``nan_policy="omit"`` drops items with a missing rating so far (the fixed gate drops them too).
     """
     from .icc import canonical_form
@@ -387,7 +420,7 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     canon = canonical_form(form)
     use = _check_use(use)
     confidence = _check_confidence(confidence)
-    eps = _check_eps(eps)
+    eps_pass, eps_fail = _stop_levels(eps, eps_pass, eps_fail, ICC_EPS_PASS, ICC_EPS_FAIL)
     n_sim = _positive_int(n_sim, "n_sim")
     cap = _positive_int(cap, "cap (the repeats of the fixed design)", 2)
     if nan_policy not in ("raise", "omit"):
@@ -413,7 +446,8 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
         else:
             why = f"{tested:.4f} {'>=' if passed else '<'} {threshold:g}"
         return SequentialLook("pass" if passed else "fail", look, r, cap, "repeats", float(passed), tested,
-                              threshold, eps, rule, f"at the cap: the fixed rule on all {cap} repeats ({why})",
+                              threshold, eps_pass, eps_fail, rule,
+                              f"at the cap: the fixed rule on all {cap} repeats ({why})",
                               None, seed, sched)
     missing = np.isnan(x).any(axis=1)
     if missing.any():
@@ -428,10 +462,10 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     block = max(1, min(_BLOCK, 2_000_000 // (x.shape[0] * cap)))
     passes, done = _simulate_until_settled(
         lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng, prior_df), canon, use, confidence,
-                                     threshold).sum()), n_sim, eps, block)
+                                     threshold).sum()), n_sim, eps_pass, eps_fail, block)
     p = passes / done
-    decision, reason = _decide(p, eps, f"ICC({canon})")
-    return SequentialLook(decision, look, r, cap, "repeats", p, observed, threshold, eps, rule,
+    decision, reason = _decide(p, eps_pass, eps_fail, f"ICC({canon})")
+    return SequentialLook(decision, look, r, cap, "repeats", p, observed, threshold, eps_pass, eps_fail, rule,
                           f"{reason} ({done} simulated completions of the two-way model)", done, seed, sched)
 
 
@@ -512,7 +546,8 @@ def _count_seen(passed: Any, n: int | None) -> tuple[int, int]:
 
 def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, min_rate: float,
                               calibration: Any, use: str = "estimate", confidence: float = 0.95,
-                              interval: str = "score", eps: float = PASS_RATE_EPS,
+                              interval: str = "score", eps: float | None = None,
+                              eps_pass: float | None = None, eps_fail: float | None = None,
                               prior: tuple[float, float] = (0.5, 0.5), cutoff: PassRateCutoff | None = None,
                               schedule: LookSchedule | None = None) -> SequentialLook:
     """One look of a sequential pass-rate gate over items.
@@ -522,11 +557,13 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
     ``confidence``/``interval``: the fixed gate's (``assert_pass_rate``).  ``p_pass_at_cap`` is
     the beta-binomial predictive probability (``prior`` Beta(a, b) on the judge's pass
     probability) that the count over all ``n_cap`` items reaches :func:`pass_rate_cutoff`
-    (pass ``cutoff`` to skip recomputing it at every look).  At the cap: the fixed verdict.
+    (pass ``cutoff`` to skip recomputing it at every look); "pass" at ``p_cap >= 1 - eps_pass``
+    (default :data:`PASS_RATE_EPS_PASS`), "fail" at ``p_cap <= eps_fail``
+    (:data:`PASS_RATE_EPS_FAIL`); ``eps`` sets both.  At the cap: the fixed verdict.
     """
     count, seen = _count_seen(passed, n)
     n_cap = _positive_int(n_cap, "n_cap (the items of the fixed design)")
-    eps = _check_eps(eps)
+    eps_pass, eps_fail = _stop_levels(eps, eps_pass, eps_fail, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
     if seen > n_cap:
         raise ReliabilityError(f"{seen} items judged, more than the cap of {n_cap}: a sequential gate never "
                                "draws past its cap")
@@ -561,9 +598,10 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
         reason = (f"settled whatever the {remaining} remaining items give: {count} passes so far, "
                   f"{cutoff.count} needed")
     else:
-        decision, reason = _decide(p, eps, "the pass-rate gate")
+        decision, reason = _decide(p, eps_pass, eps_fail, "the pass-rate gate")
         reason += f" (beta-binomial predictive of the {remaining} remaining items)"
-    return SequentialLook(decision, look, seen, n_cap, "items", p, observed, float(min_rate), eps, rule, reason,
+    return SequentialLook(decision, look, seen, n_cap, "items", p, observed, float(min_rate), eps_pass, eps_fail, rule,
+                          reason,
                           None, None, sched)
 
 
@@ -571,7 +609,8 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
 def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, *,
                                n_unlabeled_cap: int, min_mean: float, use: str = "estimate",
                                confidence: float = 0.95, tuned: bool = True, lam: float | None = None,
-                               eps: float = HUMAN_MEAN_EPS, n_sim: int = N_SIM, seed: int | None = 0,
+                               eps: float | None = None, eps_pass: float | None = None,
+                               eps_fail: float | None = None, n_sim: int = N_SIM, seed: int | None = 0,
                                schedule: LookSchedule | None = None) -> SequentialLook:
     """One look of a sequential human-mean (PPI++) gate whose unlabelled items are judged in batches.
 
@@ -579,14 +618,16 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
     the judge's scores on the unlabelled items judged so far (``<= n_unlabeled_cap``);
     ``min_mean``/``use``/``confidence``/``tuned``/``lam``: the fixed gate's
     (``assert_human_mean_above``).  The remaining scores come from the Bayesian-bootstrap
-    predictive of the judged ones (module docstring), ``n_sim`` times; at the cap: the fixed rule.
+    predictive of the judged ones (module docstring), ``n_sim`` times; "pass" at ``p_cap >= 1 -
+    eps_pass`` (default :data:`HUMAN_MEAN_EPS_PASS`), "fail" at ``p_cap <= eps_fail``
+    (:data:`HUMAN_MEAN_EPS_FAIL`), ``eps`` sets both; at the cap: the fixed rule.
     """
     from .ppi import _inputs, ppi_mean  # noqa: PLC2701 - the estimator's own input checks
 
     min_mean = _check_finite(min_mean, "min_mean")
     use = _check_use(use)
     confidence = _check_confidence(confidence)
-    eps = _check_eps(eps)
+    eps_pass, eps_fail = _stop_levels(eps, eps_pass, eps_fail, HUMAN_MEAN_EPS_PASS, HUMAN_MEAN_EPS_FAIL)
     n_sim = _positive_int(n_sim, "n_sim")
     cap = _positive_int(n_unlabeled_cap, "n_unlabeled_cap (the unlabelled items of the fixed design)", 2)
     f, y, fu = _inputs(judge_labeled, human_labeled, judge_unlabeled)
@@ -610,7 +651,8 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
     look = sched.look_number(seen)
     if seen == cap:
         return SequentialLook("pass" if passed else "fail", look, seen, cap, "items", float(passed), observed,
-                              min_mean, eps, rule, f"at the cap: the fixed rule on all {cap} unlabelled items",
+                              min_mean, eps_pass, eps_fail, rule,
+                              f"at the cap: the fixed rule on all {cap} unlabelled items",
                               None, seed, sched)
     rng = np.random.default_rng(seed)
     remaining = cap - seen
@@ -623,10 +665,10 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
             wins += verdict(np.concatenate([fu, drawn]))[0]
         return wins
 
-    wins, done = _simulate_until_settled(passes_in, n_sim, eps, _BLOCK)
+    wins, done = _simulate_until_settled(passes_in, n_sim, eps_pass, eps_fail, _BLOCK)
     p = wins / done
-    decision, reason = _decide(p, eps, "the human-mean gate")
-    return SequentialLook(decision, look, seen, cap, "items", p, observed, min_mean, eps, rule,
+    decision, reason = _decide(p, eps_pass, eps_fail, "the human-mean gate")
+    return SequentialLook(decision, look, seen, cap, "items", p, observed, min_mean, eps_pass, eps_fail, rule,
                           f"{reason} ({done} Bayesian-bootstrap completions of the {remaining} remaining items)",
                           done, seed, sched)
 

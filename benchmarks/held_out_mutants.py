@@ -15,7 +15,9 @@ as killed and is shown as such); survived = every test passed.  Batches:
 
 * ``1``: the first held-out set (written before any test that targets it);
 * ``2``: a second set, written at the same time as batch 1 and committed before the tests that
-  batch 1's survivors prompted, so it measures the suite on bugs nobody tuned a test to.
+  batch 1's survivors prompted, so it measures the suite on bugs nobody tuned a test to;
+* ``3``: a third set of the same kinds, written after the tests for batches 1 and 2 and
+  committed before it was run or any test was looked at for it (the broadened groups below).
 
     python benchmarks/held_out_mutants.py                 # every batch
     python benchmarks/held_out_mutants.py --batch 2 --jobs 2
@@ -348,6 +350,95 @@ BUGS: list[Bug] = [
     bug("Q08", 2, "p_pass", "stats/stability.py",
         "n_pass = int(passes(values - shift).sum())", "n_pass = int(passes(values + shift).sum())",
         "recentring shifts the predictive draws the wrong way"),
+
+    # ================================================================== batch 3 (same kinds, fresh bugs,
+    # written and committed before any test was looked at for them)
+    bug("W12", 3, "wire", "llm/wire.py",
+        '        body["grammar"] = request.grammar', "        pass",
+        "a request's grammar is not sent (llama.cpp answers unconstrained)"),
+    bug("W13", 3, "wire", "llm/wire.py",
+        'message = message.replace(call.api_key, "***")', "message = message",
+        "a server that echoes the rejected key in its error body has the key printed in the failure"),
+    bug("W14", 3, "wire", "llm/wire.py",
+        '"model": request.model.partition("/")[2],', '"model": request.model.rpartition("/")[2],',
+        "a model name with a slash after the provider (hosted_vllm/meta-llama/Llama-3) loses its organisation"),
+    bug("R11", 3, "retry", "llm/retry.py",
+        "return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())", "return None",
+        "a Retry-After given as an HTTP date is ignored"),
+    bug("R12", 3, "retry", "llm/retry.py",
+        'return FailureInfo(True, status or 408, message, "timeout")',
+        'return FailureInfo(False, status or 408, message, "timeout")',
+        "a timeout is not retried"),
+    bug("R13", 3, "retry", "llm/upstream.py",
+        "key=key, timestamp=time.time(), attempts=attempt,", "key=key, timestamp=time.time(), attempts=1,",
+        "an answer that needed retries reports one attempt"),
+    bug("C10", 3, "cache", "llm/write_behind.py",
+        "            for key in entries:\n                self._failed[key] = exc",
+        "            self._failed[next(iter(entries))] = exc",
+        "a group that failed to store reports the error for its first answer only (the others count as stored)"),
+    bug("C11", 3, "cache", "llm/client.py",
+        'return float(entry.get("response", {}).get("timestamp", 0.0)) >= self._session_start', "return True",
+        "refresh mode serves answers stored before the session began"),
+    bug("C12", 3, "cache", "llm/client.py",
+        "            return replace(response, cached=True)", "            return response",
+        "a request that joined an identical one in flight is reported as answered upstream (cached=False)"),
+    bug("P05", 3, "prices", "llm/prices.py",
+        'float(found.get("output_cost_per_token") or 0.0))', 'float(found.get("output_cost_per_token_batches") or 0.0))',
+        "completion tokens priced at the batch API's output price"),
+    bug("P06", 3, "prices", "llm/upstream.py",
+        "    stats.cost += cost\n", "",
+        "the client's running cost is never added to (the session's bill reads 0)"),
+    bug("P07", 3, "prices", "llm/prices.py",
+        'return usage.get("prompt_tokens", 0) * prices[0]', 'return usage.get("total_tokens", 0) * prices[0]',
+        "the input price charged on every token (completion tokens paid twice)"),
+    bug("G08", 3, "gates", "gates/conclusion.py",
+        "or not isinstance(limit, int) or limit < 0:", "or not isinstance(limit, int) or limit <= 0:",
+        "max_parse_failures=0 (no unparsed reply allowed) refused as a configuration error"),
+    bug("G09", 3, "gates", "gates/conclusion.py",
+        "            for rec in shaky:", "            for rec in records:",
+        "require-stable marks every record of the gate unstable and failed, the stable ones too"),
+    bug("G10", 3, "gates", "gates/conclusion.py",
+        '_judge_line(first.get("judge") if first else None)', "_judge_line(None)",
+        "a failure no longer names the judge that produced the ratings"),
+    bug("S09", 3, "settings", "llm/settings.py",
+        "word = str(text).strip().lower()", "word = str(text).strip()",
+        "a boolean setting written TRUE / False / Yes is refused"),
+    bug("S10", 3, "settings", "llm/settings.py",
+        "value = os.path.join(rootpath, value)", "value = os.path.abspath(value)",
+        "a relative cache dir / history path is anchored at the working directory, not the rootdir"),
+    bug("S11", 3, "settings", "session/context.py",
+        "if model is None and api_base is None and api_key is None:", "if model is None:",
+        "an explicit api_base or api_key without a model is ignored (the session's endpoint is used as is)"),
+    bug("Y08", 3, "study", "study/reproduce.py",
+        "return float(sum(values) / len(values))", 'return float(sum(values) / len(spec["columns"]))',
+        "Table 1's average divided by the number of columns, Avg. included"),
+    bug("Y09", 3, "study", "study/release.py",
+        'if text.lower() in ("", "nan", "none", "null"):', 'if text.lower() in ("", "nan"):',
+        "a score cell reading None / null is refused instead of read as missing"),
+    bug("Y10", 3, "study", "study/analysis.py",
+        "means = np.divide(sums, counts, out=np.full(counts.shape, np.nan), where=counts > 0)",
+        "means = np.divide(sums, r.values.shape[1], out=np.full(counts.shape, np.nan), where=counts > 0)",
+        "a judge's per-item mean counts a missing repeat as a zero score"),
+    bug("T08", 3, "tost", "stats/bias.py",
+        "s = sd  # Hall's u", "s = sd / math.sqrt(n)  # Hall's u",
+        "Hall's u taken in units of the standard error instead of the sd"),
+    bug("T09", 3, "tost", "stats/bias.py",
+        "if n < need and (g > 0 or two_sided):", "if n < need:",
+        "a one-sided test with left-skewed differences is made inconclusive (Cochran's rule on the wrong tail)"),
+    bug("T10", 3, "tost", "stats/bias.py",
+        "half = float(stats.t.ppf(1 - (1 - confidence) / 2, df)) * se",
+        "half = float(stats.t.ppf(confidence, df)) * se",
+        "the paired shift's interval uses a one-sided quantile (a 90% interval called 95%)"),
+    bug("Q09", 3, "p_pass", "gates/stability.py",
+        "                return mean - half", "                return mean + half",
+        "the p_pass of a gate on a mean's lower t bound tests the upper bound"),
+    bug("Q10", 3, "p_pass", "gates/stability.py",
+        "ok &= test(stack)", "ok |= test(stack)",
+        "a gate with two conditions (ICC and nMAE) counts a resample as passing when either passes"),
+    bug("Q11", 3, "p_pass", "stats/stability.py",
+        "shrink = math.sqrt(max(0.0, 1 - msw / msr)) if msr > 0 else 0.0",
+        "shrink = max(0.0, 1 - msw / msr) if msr > 0 else 0.0",
+        "the item means shrunk by 1 - MSW/MSR instead of its square root (repeats resampled with too little spread)"),
 ]
 
 #: bugs considered and left out because no input can tell them from the original (each with why)
@@ -496,7 +587,7 @@ def report(results: list[Outcome], label: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, choices=(1, 2), help="one batch (default: every batch)")
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3), help="one batch (default: every batch)")
     ap.add_argument("--only", help="comma-separated bug ids")
     ap.add_argument("--jobs", type=int, default=1, help="bugs measured at once (each in its own copy)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")

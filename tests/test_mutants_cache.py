@@ -6,10 +6,17 @@ requests go over real HTTP to a loopback server."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 from typing import Any
 
 import pytest
 
+from pytest_judgerel.errors import LLMCallError
 from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
 from pytest_judgerel.llm.write_behind import WriteBehind
 
@@ -99,3 +106,67 @@ def test_an_answer_stored_by_another_process_while_we_waited_for_the_lock_is_use
     finally:
         backend.close()
     assert len(server.log) == 1  # the sibling's answer, never asked again
+
+
+# ---------------------------------------------------------------- batch 2's survivors
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
+def test_a_forked_child_asks_for_itself_what_its_parent_was_asking(serve, tmp_path):
+    """C08: a forked child keeps the parent's in-flight calls: an identical request in the child
+    joins a call that runs on the parent's event loop, which the child does not have (it fails or
+    waits for ever).  The parent's call is in flight (the server holds it 2 s) when the process
+    forks; the child asks the same request and must get its own answer."""
+    server = serve(delay=lambda prompt: 2.0)
+    request = _request(server.url, "asked before and after the fork")
+    with LLMClient(LLMSettings(cache_mode="record", backend="http", cache_dir=str(tmp_path / "cache"),
+                               max_attempts=1, timeout=20.0)) as client:
+        parent: dict[str, Any] = {}
+        caller = threading.Thread(target=lambda: parent.setdefault("reply", client.complete(request)))
+        caller.start()
+        deadline = time.monotonic() + 20
+        while not server.log and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.log, "the parent's call never reached the server"
+        pid = os.fork()
+        if pid == 0:  # the child: the same request, answered within the deadline or not at all
+            code = 3
+            try:
+                code = 0 if client.complete(request).text == "3" else 4
+            finally:
+                os._exit(code)
+        status = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(raw)
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        caller.join(30)
+    assert status == 0, f"the child's call: exit status {status} (None: no answer within 30 s)"
+    assert parent["reply"].text == "3"
+    assert len(server.log) == 2  # the parent's call and the child's own
+
+
+def test_a_failed_call_releases_its_key_lock_for_other_processes(serve, tmp_path):
+    """C09: a call that failed keeps its key lock: another worker asking the same request then
+    waits a minute or more for a lock nobody will release.  A second process must find the key's
+    lock free right after the failure (while this process, and its cache, are still open)."""
+    server = serve([(400, b'{"error": {"message": "bad request"}}', {})])
+    request = _request(server.url, "fails once")
+    cache = tmp_path / "cache"
+    with LLMClient(LLMSettings(cache_mode="record", backend="http", cache_dir=str(cache), max_attempts=1)) as client:
+        with pytest.raises(LLMCallError, match="HTTP 400"):
+            client.complete(request)
+        assert len(server.log) == 1
+        key = client.complete(request).key  # the same key, now answered (this process may take its lock again)
+        other = subprocess.run(
+            [sys.executable, "-c",
+             "import sys\nfrom pytest_judgerel.llm import DiskCacheBackend\n"
+             "b = DiskCacheBackend(sys.argv[1])\nprint(b.key_lock(sys.argv[2]).acquire(0))\nb.close()",
+             str(cache), key],
+            capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        assert other.returncode == 0, other.stderr
+        assert other.stdout.strip() == "True", "the failed call's key lock is still held by this process"

@@ -81,3 +81,53 @@ def test_a_failure_carries_the_first_record_and_names_its_judge():
             conclude([first, second], "both below their thresholds")
     assert info.value.record["statistic"] == "ICC"
     assert "judge: openai/first-judge" in str(info.value) and "second-judge" not in str(info.value)
+
+
+# ---------------------------------------------------------------- batch 2's survivors
+def _consistent(n: int = 20, k: int = 3):
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    return rng.uniform(0, 10, n)[:, None] + rng.normal(0, 0.3, (n, k))
+
+
+def _with_parse_failures(count: int):
+    from pytest_judgerel import Ratings
+    from pytest_judgerel.judging.judge import JudgeFailure
+
+    data = _consistent()
+    fails = []
+    for i in range(count):
+        data[i, 0] = float("nan")
+        fails.append(JudgeFailure(item=f"item{i}", rater="r0", cause="no_number", message="no number",
+                                  reply=f"reply {i} has no score"))
+    return Ratings.from_array(data, parse_failures=fails)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_exactly_max_parse_failures_unparsed_replies_still_pass(limit):
+    """G05: the limit read as strict (``< limit``): exactly ``max_parse_failures`` unparsed replies
+    failed the gate.  ``limit`` failures pass (the argument and the session's limit alike); one
+    more fails and quotes the replies."""
+    from pytest_judgerel import assert_icc_above
+
+    with recording(Recorder()) as rec:
+        assert assert_icc_above(_with_parse_failures(limit), 0.5, max_parse_failures=limit).value > 0.5
+    assert rec.records[-1]["passed"] is True and rec.records[-1]["parse_failures"] == limit
+    with recording(Recorder(max_parse_failures=limit)):
+        assert_icc_above(_with_parse_failures(limit), 0.5)
+    with recording(Recorder()), pytest.raises(JudgeReliabilityFailure) as info:
+        assert_icc_above(_with_parse_failures(limit + 1), 0.5, max_parse_failures=limit)
+    assert f"{limit + 1} judge replies could not be parsed (max_parse_failures={limit})" in str(info.value)
+
+
+def test_a_statistic_not_computed_records_every_record_of_its_gate_in_report_only_mode():
+    """G07: a gate with several records (``finish([rec1, rec2], None, error=...)``) whose statistic
+    could not be computed recorded only the first: the report lost the others."""
+    from pytest_judgerel.gates.common import finish
+
+    records = [_rec("ICC", False), _rec("nMAE", False), _rec("Kendall", False)]
+    with recording(Recorder(report_only=True)) as rec:
+        assert finish(records, None, error=ReliabilityError("a constant judge")) is None
+    assert [r["statistic"] for r in rec.records] == ["ICC", "nMAE", "Kendall"]
+    assert all(r["report_only"] is True for r in rec.records)

@@ -173,3 +173,22 @@ def test_a_value_set_equal_to_its_default_is_still_chosen(clean_env, tmp_path):
     ctx = SessionContext(resolve(lambda o: given.get(o.dest), str(tmp_path)))
     assert ctx.chosen("temperature") == 0.0 and ctx.chosen("max_tokens") == 512
     assert ctx.chosen("repeats") is None
+
+
+# ---------------------------------------------------------------- batch 2's survivors
+def test_environment_values_are_read_without_surrounding_blanks(clean_env, tmp_path):
+    """S07: an environment value not stripped: a trailing newline or space (a value pasted into a CI
+    secret, a ``.env`` file) became part of the model name or the server address, or failed the
+    backend's choices; a value of blanks only counted as set."""
+    clean_env.setenv("JUDGEREL_BACKEND", " http\n")
+    clean_env.setenv("JUDGEREL_MODEL", "openai/gpt-4o-mini \n")
+    clean_env.setenv("JUDGEREL_API_BASE", "\thttp://127.0.0.1:9/v1\n")
+    s = settings_from_env(str(tmp_path))
+    assert s.backend == "http" and s.sources["backend"] == "env JUDGEREL_BACKEND"
+    assert s.model == "openai/gpt-4o-mini" and s.sources["model"] == "env JUDGEREL_MODEL"
+    assert s.api_base == "http://127.0.0.1:9/v1"
+    clean_env.setenv("JUDGEREL_MODEL", "  \n")
+    clean_env.setenv("JUDGEREL_BACKEND", " ")
+    s = settings_from_env(str(tmp_path))
+    default = next(o for o in OPTIONS if o.dest == "model").default
+    assert s.model == default and s.sources["model"] == "default" and s.sources["backend"] == "default"

@@ -62,3 +62,28 @@ def test_items_are_resampled_at_every_stage_of_their_scheme(resample, predictive
     result = verdict_stability(_distinct_items, data, 0.55, "max", resample=resample, n_boot=200, seed=1,
                                predictive=predictive)
     assert result.p_pass == (1.0 if two_item_stages else 0.0)
+
+
+# ---------------------------------------------------------------- batch 2's survivors
+@pytest.mark.parametrize("predictive", [False, True])
+def test_repeats_in_keeps_the_other_matrices_columns_as_observed(predictive):
+    """Q07: ``repeats_in`` ignored: a human panel's raters (the second matrix) were resampled as
+    if they were the judge's repeats.  With ``resample="repeats"`` and ``repeats_in=(0,)`` the
+    items stay and only the judge's columns are drawn again, so a statistic of the humans alone
+    never changes (p_pass exactly 1); drawn as repeats, the raters' mean crosses the threshold
+    in many replicates."""
+    from pytest_judgerel.stats.stability import verdict_stability
+
+    rng = np.random.default_rng(3)
+    judge = rng.normal(0.0, 1.0, (30, 4))
+    humans = np.tile([0.0, 0.0, 10.0], (30, 1))  # one rater of three far from the others
+
+    def humans_mean(judge_matrix: np.ndarray, human_matrix: np.ndarray) -> float:
+        return float(np.mean(human_matrix))
+
+    kept = verdict_stability(humans_mean, (judge, humans), 3.0, "min", resample="repeats", n_boot=200, seed=2,
+                             repeats_in=(0,), predictive=predictive)
+    assert kept.observed == pytest.approx(10 / 3) and kept.p_pass == 1.0, kept
+    drawn = verdict_stability(humans_mean, (judge, humans), 3.0, "min", resample="repeats", n_boot=200, seed=2,
+                              predictive=predictive)
+    assert drawn.p_pass < 0.9, drawn  # the default: every matrix with columns is a set of repeats

@@ -97,3 +97,45 @@ def test_the_main_run_is_temperature_one(loaded):
         assert main[key].item_ids == at_one[key].item_ids
         assert np.array_equal(main[key].to_matrix(), at_one[key].to_matrix(), equal_nan=True)
     assert set(loaded.judged(0.1)) <= set(main)  # the ablation ran two of the judges
+
+
+# ---------------------------------------------------------------- batch 2's survivors
+def test_missing_scale_leaves_out_an_item_a_judges_file_lacks_altogether(loaded):
+    """Y06: ``missing="scale"`` saw only items a judge scored as blank, not items absent from its
+    ratings: the other judges kept the item on that scale, so their rows and the lacking judge's
+    were computed on different items."""
+    judged = dict(loaded.judged())
+    llama = judged[("Llama", "0-5", "STS-B")]
+    absent = llama.item_ids[0]
+    judged[("Llama", "0-5", "STS-B")] = llama.select_items([i != absent for i in llama.item_ids])
+    res = analyse(loaded.human_by_scale(), judged)
+    assert res.agreement_for("Llama", "0-5", "STS-B").n == 5
+    assert res.agreement_for("Gemini", "0-5", "STS-B").n == 5  # left out for every judge on 0-5
+    assert res.agreement_for("Gemini", "0-10", "STS-B").n == 6  # and only there
+    assert any(d.startswith("0-5 STS-B:") and absent in d and "missing='scale'" in d for d in res.dropped), res.dropped
+    by_row = analyse(loaded.human_by_scale(), judged, missing="row")
+    assert by_row.agreement_for("Gemini", "0-5", "STS-B").n == 6
+
+
+@pytest.mark.parametrize("change", ["drop the last row", "swap two rows", "rename a row"])
+def test_a_temperature_file_whose_rows_differ_from_the_main_run_is_refused(tmp_path, change):
+    """Y07: a temperature file whose rows are not the main run's (one missing, another order,
+    another item) was read as if they were: its items would be compared with the wrong humans
+    and the wrong main-run scores."""
+    from pytest_judgerel.errors import RatingsError
+
+    written = write_release(tmp_path / "release", temperatures=(0.1,))
+    path = (written.root / "data" / "llm" / "temperatures" / "STS-Benchmark"
+            / "similarity_25_samples_temperature=0.1.csv")
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    if change == "drop the last row":
+        rows = rows[:-1]
+    elif change == "swap two rows":
+        rows[1], rows[2] = rows[2], rows[1]
+    else:
+        rows[1][0] = rows[1][0] + "9"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    with pytest.raises(RatingsError, match="rows differ from the main"):
+        load_seed001_release(written.root)

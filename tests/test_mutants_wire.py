@@ -159,3 +159,18 @@ def test_a_call_is_priced_by_the_model_asked_for_not_the_name_the_server_reports
         assert reply.model == "served-under-another-name"
         expected = call_cost("openai/gpt-4o-mini", reply.usage)
         assert expected > 0 and reply.cost == pytest.approx(expected) and client.stats.cost == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------- batch 2's survivors
+def test_an_openai_error_body_is_shown_as_its_message_not_raw(serve, tmp_path):
+    """W10: an OpenAI-style error body (``{"error": {"message": ...}}``) shown raw, JSON and all,
+    instead of its message."""
+    body = b'{"error": {"message": "The model judge-x does not exist", "type": "invalid_request_error"}}'
+    server = serve([(404, body, {})])
+    with _client(tmp_path, max_attempts=1) as client:
+        with pytest.raises(LLMCallError) as info:
+            client.complete(_request(server.url, "unknown model"))
+    message = str(info.value)
+    assert "HTTP 404: The model judge-x does not exist" in message, message
+    assert "invalid_request_error" not in message and '{"error"' not in message, message
+    assert len(server.log) == 1

@@ -114,7 +114,9 @@ def test_a_forked_child_asks_for_itself_what_its_parent_was_asking(serve, tmp_pa
     """C08: a forked child keeps the parent's in-flight calls: an identical request in the child
     joins a call that runs on the parent's event loop, which the child does not have (it fails or
     waits for ever).  The parent's call is in flight (the server holds it 2 s) when the process
-    forks; the child asks the same request and must get its own answer."""
+    forks; the child asks the same request and must get the answer.  It does so without a second
+    upstream call: the key's lock belongs to the parent (POSIX record locks are not inherited),
+    so the child waits for it and reads the answer the parent stored."""
     server = serve(delay=lambda prompt: 2.0)
     request = _request(server.url, "asked before and after the fork")
     with LLMClient(LLMSettings(cache_mode="record", backend="http", cache_dir=str(tmp_path / "cache"),
@@ -147,7 +149,7 @@ def test_a_forked_child_asks_for_itself_what_its_parent_was_asking(serve, tmp_pa
         caller.join(30)
     assert status == 0, f"the child's call: exit status {status} (None: no answer within 30 s)"
     assert parent["reply"].text == "3"
-    assert len(server.log) == 2  # the parent's call and the child's own
+    assert len(server.log) == 1  # the parent's call only: no duplicate paid call from the child
 
 
 def test_a_failed_call_releases_its_key_lock_for_other_processes(serve, tmp_path):
@@ -170,3 +172,29 @@ def test_a_failed_call_releases_its_key_lock_for_other_processes(serve, tmp_path
             capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
         assert other.returncode == 0, other.stderr
         assert other.stdout.strip() == "True", "the failed call's key lock is still held by this process"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_does_not_inherit_its_parents_key_locks(tmp_path: Any) -> None:
+    """POSIX record locks are not inherited by fork(): a child that copied the parent's hold counts
+    would take a key its parent still holds without locking it, and pay for a duplicate call."""
+    from pytest_judgerel.llm.disk_backend import DiskCacheBackend
+
+    backend = DiskCacheBackend(str(tmp_path / "cache"))
+    key = "ab" * 32
+    lock = backend.key_lock(key)
+    assert lock.acquire(timeout=1.0)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: the parent holds the key, so the child must not get it
+            code = 3
+            try:
+                code = 3 if backend.key_lock(key).acquire(timeout=0.2) else 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (
+            "the forked child took a key lock its parent holds")
+    finally:
+        lock.release()
+    assert backend.key_lock(key).acquire(timeout=1.0), "the parent's release frees the key"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -75,6 +76,15 @@ class _StripedLocks:
         self._fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
         self._held: dict[int, int] = {}
         self._mutex = threading.Lock()
+        _live_stripes.add(self)
+
+    def forget_parent_holds(self) -> None:
+        """After ``fork()``: POSIX record locks are not inherited, so the child holds no stripe
+        (its copied counts would let it skip the lock its parent still holds)."""
+        import threading
+
+        self._held = {}
+        self._mutex = threading.Lock()
 
     def stripe(self, key: str) -> int:
         return int(key[:8], 16) % self.STRIPES
@@ -104,6 +114,18 @@ class _StripedLocks:
             os.close(self._fd)
         except OSError:
             pass
+
+
+_live_stripes: "weakref.WeakSet[_StripedLocks]" = weakref.WeakSet()
+
+
+def _forget_stripes_after_fork() -> None:
+    for stripes in list(_live_stripes):
+        stripes.forget_parent_holds()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_stripes_after_fork)
 
 
 class _StripeKeyLock(KeyLock):

@@ -55,6 +55,18 @@ def test_a_statistic_not_computed_is_recorded_then_raised():
     assert len(rec.records) == 1 and "report_only" not in rec.records[0]
 
 
+def test_a_statistic_not_computed_records_every_record_of_its_gate_before_raising():
+    """Found by the held-out mutants: ``finish(records, None, error=...)`` outside report-only mode
+    recorded the first record and raised, so the gate's other records never reached the report."""
+    from pytest_judgerel.gates.common import finish
+
+    with recording(Recorder()) as rec:
+        with pytest.raises(ReliabilityError, match="a constant judge"):
+            finish([_rec("ICC", False), _rec("nMAE", False)], None, error=ReliabilityError("a constant judge"))
+    assert [r["statistic"] for r in rec.records] == ["ICC", "nMAE"]
+    assert not any("report_only" in r for r in rec.records)
+
+
 # ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
 def _unstable(rec: MetricRecord) -> MetricRecord:
     rec["stability"] = {"p_pass": 0.5, "unstable": True, "n_boot": 1000, "resample": "items", "predictive": True,

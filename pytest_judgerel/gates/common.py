@@ -189,8 +189,7 @@ def finish(records: MetricRecord | Sequence[MetricRecord], result: Any, failure:
     for rec in recs:
         check_record(rec)
     if error is not None:
-        for rec in recs:
-            conclude_not_computed(rec, error)
+        conclude_not_computed(recs, error)  # records all of them, then raises (unless report-only)
         return None
     message = failure if failure is None or isinstance(failure, str) else "\n".join(failure)
     return conclude(recs, message, result)

@@ -80,16 +80,18 @@ def conclude_record(rec: MetricRecord, message: str | None, result: Any = None) 
     return conclude([rec], message, result)
 
 
-def conclude_not_computed(rec: MetricRecord, exc: BaseException) -> None:
-    """A statistic that could not be computed (e.g. a constant judge): record it as such, then
-    raise ``exc``; in report-only mode record and return None (nothing fails)."""
+def conclude_not_computed(records: MetricRecord | Sequence[MetricRecord], exc: BaseException) -> None:
+    """A statistic that could not be computed (e.g. a constant judge): record every record of the
+    gate as such, then raise ``exc``; in report-only mode record them and return None (nothing fails)."""
     __tracebackhide__ = True
+    recs = [records] if isinstance(records, dict) else list(records)
     recorder = active_recorder()
-    if recorder.report_only:
-        rec["report_only"] = True
+    for rec in recs:
+        if recorder.report_only:
+            rec["report_only"] = True
         recorder.record(rec)
+    if recorder.report_only:
         return None
-    recorder.record(rec)
     raise exc
 
 

@@ -20,20 +20,7 @@ from pytest_judgerel.errors import LLMCallError
 from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
 from pytest_judgerel.llm.write_behind import WriteBehind
 
-from test_llm_mutants import Scripted, _events, _RecordingBackend
-
-
-@pytest.fixture
-def serve():
-    servers: list[Scripted] = []
-
-    def start(*args: Any, **kwargs: Any) -> Scripted:
-        servers.append(Scripted(*args, **kwargs))
-        return servers[-1]
-
-    yield start
-    for s in servers:
-        s.close()
+from test_llm_mutants import Scripted, _events, _RecordingBackend, scripted_server  # noqa: F401 (the fixture)
 
 
 def _request(url: str, text: str) -> LLMRequest:
@@ -79,12 +66,12 @@ class _AnsweredWhileWaiting:
         self.lock.release()
 
 
-def test_an_answer_stored_by_another_process_while_we_waited_for_the_lock_is_used(serve, tmp_path):
+def test_an_answer_stored_by_another_process_while_we_waited_for_the_lock_is_used(scripted_server, tmp_path):
     """C05: no second look at the cache once the key lock is taken: an answer another process
     stored while this one waited is asked upstream again (single flight across workers lost)."""
     from pytest_judgerel.llm import DiskCacheBackend
 
-    server = serve()
+    server = scripted_server()
     request = _request(server.url, "asked by two workers")
     with LLMClient(LLMSettings(cache_mode="record", backend="http", cache_dir=str(tmp_path / "a"))) as first:
         key = first.complete(request).key
@@ -110,14 +97,14 @@ def test_an_answer_stored_by_another_process_while_we_waited_for_the_lock_is_use
 
 # ---------------------------------------------------------------- batch 2's survivors
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
-def test_a_forked_child_asks_for_itself_what_its_parent_was_asking(serve, tmp_path):
+def test_a_forked_child_asks_for_itself_what_its_parent_was_asking(scripted_server, tmp_path):
     """C08: a forked child keeps the parent's in-flight calls: an identical request in the child
     joins a call that runs on the parent's event loop, which the child does not have (it fails or
     waits for ever).  The parent's call is in flight (the server holds it 2 s) when the process
     forks; the child asks the same request and must get the answer.  It does so without a second
     upstream call: the key's lock belongs to the parent (POSIX record locks are not inherited),
     so the child waits for it and reads the answer the parent stored."""
-    server = serve(delay=lambda prompt: 2.0)
+    server = scripted_server(delay=lambda prompt: 2.0)
     request = _request(server.url, "asked before and after the fork")
     with LLMClient(LLMSettings(cache_mode="record", backend="http", cache_dir=str(tmp_path / "cache"),
                                max_attempts=1, timeout=20.0)) as client:
@@ -152,11 +139,11 @@ def test_a_forked_child_asks_for_itself_what_its_parent_was_asking(serve, tmp_pa
     assert len(server.log) == 1  # the parent's call only: no duplicate paid call from the child
 
 
-def test_a_failed_call_releases_its_key_lock_for_other_processes(serve, tmp_path):
+def test_a_failed_call_releases_its_key_lock_for_other_processes(scripted_server, tmp_path):
     """C09: a call that failed keeps its key lock: another worker asking the same request then
     waits a minute or more for a lock nobody will release.  A second process must find the key's
     lock free right after the failure (while this process, and its cache, are still open)."""
-    server = serve([(400, b'{"error": {"message": "bad request"}}', {})])
+    server = scripted_server([(400, b'{"error": {"message": "bad request"}}', {})])
     request = _request(server.url, "fails once")
     cache = tmp_path / "cache"
     with LLMClient(LLMSettings(cache_mode="record", backend="http", cache_dir=str(cache), max_attempts=1)) as client:

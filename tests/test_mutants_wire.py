@@ -14,20 +14,7 @@ import pytest
 from pytest_judgerel.errors import LLMCallError
 from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
 
-from test_llm_mutants import Scripted, _completion, certificate  # noqa: F401 (a fixture)
-
-
-@pytest.fixture
-def serve():
-    servers: list[Scripted] = []
-
-    def start(*args: Any, **kwargs: Any) -> Scripted:
-        servers.append(Scripted(*args, **kwargs))
-        return servers[-1]
-
-    yield start
-    for s in servers:
-        s.close()
+from test_llm_mutants import Scripted, _completion, certificate, scripted_server  # noqa: F401 (fixtures)
 
 
 def _client(tmp_path: Path, **settings: Any) -> LLMClient:
@@ -44,9 +31,9 @@ def _request(url: str | None, text: str, **fields: Any) -> LLMRequest:
 
 
 # ---------------------------------------------------------------- URLs and headers
-def test_each_server_of_one_client_gets_its_own_requests(serve, tmp_path):
+def test_each_server_of_one_client_gets_its_own_requests(scripted_server, tmp_path):
     """W02: the URL memo not keyed by the server (every call goes to the first server seen)."""
-    first, second = serve(), serve()
+    first, second = scripted_server(), scripted_server()
     with _client(tmp_path) as client:
         for i, server in enumerate([first, second, first, second]):
             client.complete(_request(server.url, f"call {i}"))
@@ -55,10 +42,10 @@ def test_each_server_of_one_client_gets_its_own_requests(serve, tmp_path):
     assert all(e["path"] == "/v1/chat/completions" for e in first.log + second.log)
 
 
-def test_keys_that_share_a_long_prefix_are_each_sent_as_themselves(serve, tmp_path):
+def test_keys_that_share_a_long_prefix_are_each_sent_as_themselves(scripted_server, tmp_path):
     """W03: the per-key headers remembered under a prefix of the key (OpenAI's project keys all
     begin ``sk-proj-``)."""
-    server = serve()
+    server = scripted_server()
     keys = ["sk-proj-AAAAAAAAAAAAAAAA-1", "sk-proj-AAAAAAAAAAAAAAAA-2", "sk-proj-BBBB", "sk-proj-AAAAAAAAAAAAAAAA-1"]
     with _client(tmp_path) as client:
         for i, key in enumerate(keys):
@@ -66,10 +53,10 @@ def test_keys_that_share_a_long_prefix_are_each_sent_as_themselves(serve, tmp_pa
     assert [e["headers"]["authorization"] for e in server.log] == [f"Bearer {k}" for k in keys]
 
 
-def test_the_requests_own_key_wins_over_the_providers_variable(serve, tmp_path, monkeypatch):
+def test_the_requests_own_key_wins_over_the_providers_variable(scripted_server, tmp_path, monkeypatch):
     """W04: OPENAI_API_KEY preferred to the key the request carries."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
-    server = serve()
+    server = scripted_server()
     with _client(tmp_path) as client:
         client.complete(_request(server.url, "own key", api_key="sk-the-requests-own"))
         client.complete(_request(server.url, "no key", api_key=None))
@@ -77,10 +64,10 @@ def test_the_requests_own_key_wins_over_the_providers_variable(serve, tmp_path, 
         "Bearer sk-the-requests-own", "Bearer sk-from-the-environment"]
 
 
-def test_extra_headers_replace_the_default_ones_as_the_openai_sdk_does(serve, tmp_path):
+def test_extra_headers_replace_the_default_ones_as_the_openai_sdk_does(scripted_server, tmp_path):
     """W05: a request's extra_headers cannot replace a default header (a gateway's own token in
     Authorization, another Accept)."""
-    server = serve()
+    server = scripted_server()
     with _client(tmp_path) as client:
         client.complete(_request(server.url, "override", extra_params={
             "extra_headers": {"Authorization": "Bearer gateway-token", "Accept": "application/x-ndjson"}}))
@@ -91,9 +78,9 @@ def test_extra_headers_replace_the_default_ones_as_the_openai_sdk_does(serve, tm
 
 
 @pytest.mark.parametrize("off", ["no", "off", "NO", " false "])
-def test_every_documented_false_word_turns_ssl_verify_off(serve, certificate, tmp_path, monkeypatch, off):
+def test_every_documented_false_word_turns_ssl_verify_off(scripted_server, certificate, tmp_path, monkeypatch, off):
     """W06: only ``false`` and ``0`` honoured (``no`` and ``off`` left certificates checked)."""
-    server = serve(tls=certificate)
+    server = scripted_server(tls=certificate)
     monkeypatch.setenv("SSL_VERIFY", off)
     with _client(tmp_path) as client:
         assert client.complete(_request(server.url, f"verify {off}")).text == "3"
@@ -103,9 +90,9 @@ def test_every_documented_false_word_turns_ssl_verify_off(serve, certificate, tm
             client.complete(_request(server.url, "verify yes"))
 
 
-def test_a_reply_of_whitespace_only_is_retried_as_empty(serve, tmp_path):
+def test_a_reply_of_whitespace_only_is_retried_as_empty(scripted_server, tmp_path):
     """W08: a reply whose text is only blanks accepted as the answer (and cached)."""
-    server = serve([(200, _completion(" \n\t "), {})])
+    server = scripted_server([(200, _completion(" \n\t "), {})])
     with _client(tmp_path, max_attempts=2) as client:
         reply = client.complete(_request(server.url, "blank first"))
         assert reply.text == "3" and client.stats.retries == 1
@@ -114,18 +101,18 @@ def test_a_reply_of_whitespace_only_is_retried_as_empty(serve, tmp_path):
 
 # ---------------------------------------------------------------- retries
 @pytest.mark.parametrize("status", [408, 409, 425, 429])
-def test_the_retryable_4xx_codes_are_retried(serve, tmp_path, status):
+def test_the_retryable_4xx_codes_are_retried(scripted_server, tmp_path, status):
     """R01: a listed 4xx code (408 request timeout) dropped from the retryable ones."""
-    server = serve([(status, b'{"error": {"message": "try again"}}', {})])
+    server = scripted_server([(status, b'{"error": {"message": "try again"}}', {})])
     with _client(tmp_path, max_attempts=2) as client:
         assert client.complete(_request(server.url, f"status {status}")).text == "3"
         assert client.stats.retries == 1
     assert len(server.log) == 2
 
 
-def test_a_403_is_a_key_failure_with_the_key_hint(serve, tmp_path):
+def test_a_403_is_a_key_failure_with_the_key_hint(scripted_server, tmp_path):
     """R02: 403 classified as a plain HTTP error (no "missing or rejected key" and no hint)."""
-    server = serve([(403, b'{"error": {"message": "this key may not use this model"}}', {})])
+    server = scripted_server([(403, b'{"error": {"message": "this key may not use this model"}}', {})])
     with _client(tmp_path, max_attempts=3) as client:
         with pytest.raises(LLMCallError) as info:
             client.complete(_request(server.url, "forbidden"))
@@ -135,11 +122,11 @@ def test_a_403_is_a_key_failure_with_the_key_hint(serve, tmp_path):
     assert len(server.log) == 1
 
 
-def test_retry_after_ms_is_read_in_milliseconds(serve, tmp_path):
+def test_retry_after_ms_is_read_in_milliseconds(scripted_server, tmp_path):
     """R03: ``retry-after-ms`` read as seconds (a 300 ms hint became a 30 s wait, the cap)."""
     import time
 
-    server = serve([(429, b'{"error": {"message": "slow down"}}', {"retry-after-ms": "300"})])
+    server = scripted_server([(429, b'{"error": {"message": "slow down"}}', {"retry-after-ms": "300"})])
     with _client(tmp_path, max_attempts=2, backoff_base=0.0) as client:
         start = time.perf_counter()
         assert client.complete(_request(server.url, "ms hint")).text == "3"
@@ -148,12 +135,12 @@ def test_retry_after_ms_is_read_in_milliseconds(serve, tmp_path):
 
 
 # ---------------------------------------------------------------- prices
-def test_a_call_is_priced_by_the_model_asked_for_not_the_name_the_server_reports(serve, tmp_path):
+def test_a_call_is_priced_by_the_model_asked_for_not_the_name_the_server_reports(scripted_server, tmp_path):
     """P03: priced by the model name the reply carries (a server's own or dated name, without the
     provider prefix: no price, cost 0)."""
     from pytest_judgerel.llm.prices import call_cost
 
-    server = serve([(200, _completion("4", model="served-under-another-name"), {})])
+    server = scripted_server([(200, _completion("4", model="served-under-another-name"), {})])
     with _client(tmp_path) as client:
         reply = client.complete(_request(server.url, "priced", model="openai/gpt-4o-mini"))
         assert reply.model == "served-under-another-name"
@@ -162,11 +149,11 @@ def test_a_call_is_priced_by_the_model_asked_for_not_the_name_the_server_reports
 
 
 # ---------------------------------------------------------------- batch 2's survivors
-def test_an_openai_error_body_is_shown_as_its_message_not_raw(serve, tmp_path):
+def test_an_openai_error_body_is_shown_as_its_message_not_raw(scripted_server, tmp_path):
     """W10: an OpenAI-style error body (``{"error": {"message": ...}}``) shown raw, JSON and all,
     instead of its message."""
     body = b'{"error": {"message": "The model judge-x does not exist", "type": "invalid_request_error"}}'
-    server = serve([(404, body, {})])
+    server = scripted_server([(404, body, {})])
     with _client(tmp_path, max_attempts=1) as client:
         with pytest.raises(LLMCallError) as info:
             client.complete(_request(server.url, "unknown model"))

@@ -143,3 +143,25 @@ def test_a_statistic_not_computed_records_every_record_of_its_gate_in_report_onl
         assert finish(records, None, error=ReliabilityError("a constant judge")) is None
     assert [r["statistic"] for r in rec.records] == ["ICC", "nMAE", "Kendall"]
     assert all(r["report_only"] is True for r in rec.records)
+
+
+# ---------------------------------------------------------------- batch 3's survivors
+def test_require_stable_fails_only_the_unstable_records_of_a_gate():
+    """G09: require-stable marked every record of the gate unstable and failed, the stable ones
+    too (the report then showed a stable, passing ICC as failed).  The message names only the
+    unstable record, and nothing is marked when every record is stable."""
+    stable, shaky = _rec("ICC", True), _unstable(_rec("nMAE", True))
+    stable["stability"] = {"p_pass": 0.99, "unstable": False, "n_boot": 1000, "resample": "items"}
+    with recording(Recorder(require_stable=True)) as rec:
+        with pytest.raises(JudgeReliabilityFailure) as info:
+            conclude([stable, shaky], None)
+    by_name = {r["statistic"]: r for r in rec.records}
+    assert by_name["ICC"]["passed"] is True and "unstable" not in by_name["ICC"]
+    assert by_name["nMAE"]["passed"] is False and by_name["nMAE"]["unstable"] is True
+    message = str(info.value)
+    assert message.startswith("nMAE = 0.8000 passes its threshold 0.5, but the verdict is unstable") and "ICC" not in message
+    calm = _rec("ICC", True)
+    calm["stability"] = dict(stable["stability"])
+    with recording(Recorder(require_stable=True)) as rec:
+        assert conclude([calm], None, result="ok") == "ok"
+    assert rec.records[0]["passed"] is True and "unstable" not in rec.records[0]

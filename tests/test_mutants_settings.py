@@ -192,3 +192,26 @@ def test_environment_values_are_read_without_surrounding_blanks(clean_env, tmp_p
     s = settings_from_env(str(tmp_path))
     default = next(o for o in OPTIONS if o.dest == "model").default
     assert s.model == default and s.sources["model"] == "default" and s.sources["backend"] == "default"
+
+
+# ---------------------------------------------------------------- batch 3's survivors
+@pytest.mark.parametrize("word, value", [("TRUE", True), ("Yes", True), (" On ", True), ("1", True),
+                                         ("FALSE", False), ("No", False), ("OFF", False), ("0", False)])
+def test_a_boolean_setting_is_read_in_any_case(clean_env, tmp_path, word, value):
+    """S09: a boolean written ``TRUE`` / ``Yes`` / ``OFF`` (a CI file, a ``.env``) refused as not a
+    boolean: the words are matched without regard to case or surrounding blanks, from the
+    environment and from the ini file / command line alike; a typo is still an error."""
+    from pytest_judgerel.errors import ConfigError
+    from pytest_judgerel.session.settings import resolve
+
+    clean_env.setenv("JUDGEREL_REQUIRE_STABLE", word)
+    clean_env.setenv("JUDGEREL_DRY_RUN", word)
+    s = settings_from_env(str(tmp_path))
+    assert s.require_stable is value and s.dry_run is value
+    assert s.sources["require_stable"] == "env JUDGEREL_REQUIRE_STABLE"
+    clean_env.delenv("JUDGEREL_REQUIRE_STABLE")
+    ini = resolve(lambda o: (word, "ini judgerel_require_stable") if o.dest == "require_stable" else None, str(tmp_path))
+    assert ini.require_stable is value
+    clean_env.setenv("JUDGEREL_REQUIRE_STABLE", word.replace("E", "3") + "x")
+    with pytest.raises(ConfigError, match="env JUDGEREL_REQUIRE_STABLE: .* is not a boolean"):
+        settings_from_env(str(tmp_path))

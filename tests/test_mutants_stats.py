@@ -87,3 +87,62 @@ def test_repeats_in_keeps_the_other_matrices_columns_as_observed(predictive):
     drawn = verdict_stability(humans_mean, (judge, humans), 3.0, "min", resample="repeats", n_boot=200, seed=2,
                               predictive=predictive)
     assert drawn.p_pass < 0.9, drawn  # the default: every matrix with columns is a set of repeats
+
+
+# ---------------------------------------------------------------- batch 3's survivors: a mean gate's bounds
+def _exact_bounds(x: np.ndarray, confidence: float) -> dict[str, float]:
+    """Each bound of ``mean_gate_stability`` computed independently with scipy: Student's t interval,
+    the Wilson score interval (scipy's binomtest, Wilson 1927) and the exact two-sided sign test."""
+    from scipy import stats as st
+
+    mean, n = float(x.mean()), x.size
+    low, high = st.t.interval(confidence, n - 1, loc=mean, scale=st.sem(x))
+    out = {"mean": mean, "abs_mean": abs(mean), "t_low": low, "t_high": high, "abs_t": max(abs(low), abs(high))}
+    if set(np.unique(x)) <= {0.0, 1.0}:  # a share of 0/1 values
+        wilson = st.binomtest(int(x.sum()), n).proportion_ci(confidence, method="wilson")
+        out.update(wilson_low=wilson.low, wilson_high=wilson.high)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["t_low", "t_high", "abs_t", "mean", "abs_mean", "wilson_low", "wilson_high"])
+@pytest.mark.parametrize("direction", ["min", "max"])
+def test_a_mean_gates_verdict_is_its_bound_against_the_threshold(kind, direction):
+    """Q09: the p_pass of a gate on a mean's lower t bound tested the upper bound.  The verdict on
+    the data itself (``passed``) flips exactly at the bound computed independently, for every bound
+    and both directions, at the 0.90 confidence given (not the default 0.95)."""
+    from pytest_judgerel.gates.stability import mean_gate_stability
+
+    rng = np.random.default_rng(4)
+    x = (rng.uniform(size=25) < 0.35).astype(float) if kind.startswith("wilson") else rng.normal(-0.1, 0.3, 25)
+    bound = _exact_bounds(x, 0.90)[kind]
+    eps = 1e-7
+    inside, outside = (bound - eps, bound + eps) if direction == "min" else (bound + eps, bound - eps)
+    passes = mean_gate_stability(x, inside, direction, kind, 0.90, name="bound")
+    fails = mean_gate_stability(x, outside, direction, kind, 0.90, name="bound")
+    assert passes.passed and passes.observed == 1.0, (kind, bound)
+    assert not fails.passed and fails.observed == 0.0, (kind, bound)
+
+
+def test_the_lower_t_bounds_p_pass_is_below_the_means_and_the_upper_bounds():
+    """Q09 through p_pass itself: at a threshold equal to the mean, a rerun's mean passes about half
+    the time, its lower t bound (at or below its mean) rarely and its upper bound mostly."""
+    from pytest_judgerel.gates.stability import mean_gate_stability
+
+    x = np.random.default_rng(8).normal(0.5, 0.3, 40)
+    p = {kind: mean_gate_stability(x, float(x.mean()), "min", kind, 0.95).p_pass for kind in ("t_low", "mean", "t_high")}
+    assert p["t_low"] < 0.2 and 0.3 < p["mean"] < 0.7 and p["t_high"] > 0.8, p
+
+
+@pytest.mark.parametrize("first, second", [(14, 4), (4, 14), (9, 9), (0, 0)])
+def test_a_sign_gate_is_the_exact_two_sided_sign_test(first, second):
+    """``sign_p``: the exact two-sided sign test of the +1 against the -1 entries (ties, 0, left
+    out; no informative entry: p = 1), as scipy's binomtest computes it."""
+    from scipy import stats as st
+
+    from pytest_judgerel.gates.stability import mean_gate_stability
+
+    x = np.array([1.0] * first + [-1.0] * second + [0.0] * 5)
+    p = 1.0 if first + second == 0 else st.binomtest(first, first + second, 0.5).pvalue
+    assert mean_gate_stability(x, p - 1e-9, "min", "sign_p").passed
+    if p < 1.0:
+        assert not mean_gate_stability(x, p + 1e-9, "min", "sign_p").passed

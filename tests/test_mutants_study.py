@@ -139,3 +139,58 @@ def test_a_temperature_file_whose_rows_differ_from_the_main_run_is_refused(tmp_p
         csv.writer(fh).writerows(rows)
     with pytest.raises(RatingsError, match="rows differ from the main"):
         load_seed001_release(written.root)
+
+
+# ---------------------------------------------------------------- batch 3's survivors
+def _set_cell(path, column: str, row: int, text: str) -> None:
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    rows[row][rows[0].index(column)] = text
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+
+
+@pytest.mark.parametrize("word", ["None", "null", "NULL", "NaN", " nan ", ""])
+def test_a_score_cell_reading_none_or_null_is_a_missing_score(tmp_path, word):
+    """Y09: a score cell reading ``None`` / ``null`` (how pandas and JSON tools write a missing
+    value) refused as "not a number" instead of read as missing, like a blank cell; every other
+    score of the file is read as written."""
+    from seed001_layout import MODELS
+
+    written = write_release(tmp_path / "release", temperatures=())
+    _set_cell(written.root / "data" / "llm" / "similarity_25_samples_all_models.csv", "Llama3.3_0_5", 2, word)
+    loaded = load_seed001_release(written.root)
+    got = loaded.llm[("STS-B", "0-5")]
+    expected = written.llm[("STS-B", "0-5")].copy()
+    expected[1, MODELS.index("Llama")] = np.nan
+    assert list(got.item_ids) == written.llm_ids["STS-B"] and got.rater_ids == MODELS
+    assert np.array_equal(got.values, expected, equal_nan=True)
+    assert int(np.isnan(got.values).sum()) == 1
+
+
+def test_a_word_in_a_score_cell_is_refused_with_its_place(tmp_path):
+    from pytest_judgerel.errors import RatingsError
+
+    written = write_release(tmp_path / "release", temperatures=())
+    _set_cell(written.root / "data" / "llm" / "similarity_25_samples_all_models.csv", "Llama3.3_0_5", 2, "n/a")
+    with pytest.raises(RatingsError, match=r"similarity_25_samples_all_models\.csv.*'n/a' is not a number"):
+        load_seed001_release(written.root)
+
+
+def test_a_judges_item_mean_leaves_out_a_missing_repeat():
+    """Y10: a judge's per-item mean over repeats counted a missing repeat (an unparsed reply) as a
+    score of 0 (sum / number of repeats).  The mean is over the repeats that have a score: the
+    agreement row's nMAE and the error list's judge values are exact."""
+    from pytest_judgerel.ratings import Ratings
+
+    human = Ratings.from_array([[2.0, 4.0], [6.0, 6.0], [8.0, 10.0], [1.0, 3.0]], item_ids=list("abcd"), scale="0-10")
+    judge = Ratings.from_array([[3.0, 3.0, 3.0], [6.0, np.nan, 8.0], [np.nan, 9.0, np.nan], [2.0, 2.0, 5.0]],
+                               item_ids=list("abcd"), scale="0-10")
+    res = analyse({"B": human}, {("m", "0-10", "B"): judge})
+    row = res.agreement_for("m", "0-10", "B")
+    judge_means = np.array([3.0, 7.0, 9.0, 3.0])
+    human_means = np.array([3.0, 6.0, 9.0, 2.0])
+    assert row.n == 4
+    assert row.nmae == pytest.approx(float(np.mean(np.abs(judge_means - human_means))) / 10, abs=1e-12)
+    assert {e["item"]: e["judge"] for e in res.errors} == {}  # every error is 0.1 or less
+    assert not any("without a score" in d for d in res.dropped)

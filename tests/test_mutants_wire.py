@@ -6,6 +6,7 @@ headers and prompt), a public ``LLMClient``; docs/benchmarks.md lists each bug a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,56 @@ def test_an_openai_error_body_is_shown_as_its_message_not_raw(scripted_server, t
     assert "HTTP 404: The model judge-x does not exist" in message, message
     assert "invalid_request_error" not in message and '{"error"' not in message, message
     assert len(server.log) == 1
+
+
+# ---------------------------------------------------------------- batch 3's survivors
+@pytest.mark.parametrize("model, sent", [("hosted_vllm/meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B-Instruct"),
+                                         ("openai/org/team/judge", "org/team/judge"),
+                                         ("openai/judge", "judge")])
+def test_a_model_name_keeps_everything_after_its_provider_on_the_wire(scripted_server, tmp_path, model, sent):
+    """W14: the model sent as the part after the *last* slash (``rpartition``): a vLLM model named
+    by its Hugging Face id (``hosted_vllm/meta-llama/Llama-3``) lost its organisation and the server
+    answered 404.  Only the provider prefix goes; the reply's model falls back to that same name
+    when the server reports none."""
+    no_model = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "2"}}]}).encode()
+    server = scripted_server([(200, _completion("4", model="served"), {}), (200, no_model, {})])
+    with _client(tmp_path) as client:
+        first = client.complete(_request(server.url, "named", model=model))
+        second = client.complete(_request(server.url, "unnamed", model=model))
+    assert [e["body"]["model"] for e in server.log] == [sent, sent]
+    assert (first.text, first.model) == ("4", "served")
+    assert (second.text, second.model) == ("2", sent)
+
+
+def test_a_retry_after_given_as_an_http_date_is_honoured(scripted_server, tmp_path):
+    """R11: ``Retry-After: <HTTP date>`` (RFC 9110 section 10.2.3, the other form besides seconds)
+    ignored: the retry went out at once.  The date is about 2 s ahead of now (whole seconds), so the
+    wait is over 1 s; without a hint the backoff here is 0."""
+    import time
+    from email.utils import formatdate
+
+    when = formatdate(time.time() + 2.0, usegmt=True)
+    server = scripted_server([(429, b'{"error": {"message": "slow down"}}', {"Retry-After": when})])
+    with _client(tmp_path, max_attempts=2, backoff_base=0.0) as client:
+        start = time.perf_counter()
+        assert client.complete(_request(server.url, "date hint")).text == "3"
+        waited = time.perf_counter() - start
+        assert client.stats.retries == 1
+    assert 0.9 <= waited < 10.0, waited
+
+
+@pytest.mark.parametrize("ahead, low, high", [(20.0, 18.0, 20.01), (-30.0, 0.0, 0.0)])
+def test_classify_failure_reads_a_retry_after_date_as_seconds_from_now(ahead, low, high):
+    """R11: the date form of Retry-After, read by ``classify_failure``: a date 20 s ahead is a wait
+    of about 20 s, a date in the past a wait of 0 (never negative, never ignored); an unreadable
+    value is no hint."""
+    import time
+    from email.utils import formatdate
+
+    from pytest_judgerel.llm.retry import classify_failure
+    from pytest_judgerel.llm.wire import WireHTTPError
+
+    info = classify_failure(WireHTTPError(503, "HTTP 503: busy", {"retry-after": formatdate(time.time() + ahead,
+                                                                                              usegmt=True)}))
+    assert info.retryable and info.retry_after is not None and low <= info.retry_after <= high, info
+    assert classify_failure(WireHTTPError(503, "HTTP 503", {"retry-after": "soon"})).retry_after is None

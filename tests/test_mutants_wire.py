@@ -215,3 +215,200 @@ def test_classify_failure_reads_a_retry_after_date_as_seconds_from_now(ahead, lo
                                                                                               usegmt=True)}))
     assert info.retryable and info.retry_after is not None and low <= info.retry_after <= high, info
     assert classify_failure(WireHTTPError(503, "HTTP 503", {"retry-after": "soon"})).retry_after is None
+
+
+# ---------------------------------------------------------------- the wire's other rules (issue 31, broadened)
+@pytest.mark.parametrize("model, backend", [
+    ("openai/omni-judge", "http"), ("openai/my-o1", "http"), ("openai/gpt-4o", "http"), ("openai/gpt-4.1", "http"),
+    ("openai/o1", "litellm"), ("openai/o4-mini", "litellm"), ("openai/gpt-5", "litellm"), ("openai/", "litellm"),
+    ("hosted_vllm/meta-llama/Llama-3", "http"), ("hosted_vllm/", "litellm"), ("openrouter/x/y", "litellm"),
+])
+def test_auto_routes_by_the_name_after_the_provider(model, backend):
+    """``auto`` leaves to litellm only OpenAI's reasoning models, named ``o<digit>...`` or
+    ``gpt-5...`` from the start of the name (a name that merely contains ``o1`` or starts with
+    ``o`` goes over the wire), and a name with no model after its provider."""
+    from pytest_judgerel.llm.wire import route
+
+    assert route("auto", model, "http://127.0.0.1:9/v1") == backend
+
+
+def test_the_http_backend_refuses_a_provider_without_a_model_name():
+    from pytest_judgerel.errors import ConfigError
+    from pytest_judgerel.llm.wire import route
+
+    with pytest.raises(ConfigError, match="speaks OpenAI-compatible endpoints only .* not model 'openai/'"):
+        route("http", "openai/", "http://127.0.0.1:9/v1")
+
+
+@pytest.mark.parametrize("body, shown", [
+    (b'{"error": "quota exceeded for today"}', "HTTP 400: quota exceeded for today"),
+    (b'{"message": "prompt too long", "code": 7}', "HTTP 400: prompt too long"),
+    (b'{"error": {"code": 7}}', 'HTTP 400: {"error": {"code": 7}}'),
+    (b"plain words from a proxy", "HTTP 400: plain words from a proxy"),
+    (b"", "HTTP 400: no body"),
+    (b'{"error": {"message": "' + b"m" * 700 + b'"}}', "HTTP 400: " + "m" * 500),
+    (b"p" * 700, "HTTP 400: " + "p" * 300),
+])
+def test_an_error_status_is_shown_with_the_servers_own_words(scripted_server, tmp_path, body, shown):
+    """The failure quotes the server: OpenAI's ``{"error": {"message"}}`` (elsewhere), a bare
+    ``{"error": "..."}`` or ``{"message": ...}``, else the start of the body (300 bytes; a message
+    500 characters), and says when there was no body."""
+    server = scripted_server([(400, body, {})])
+    with _client(tmp_path) as client:
+        with pytest.raises(LLMCallError) as info:
+            client.complete(_request(server.url, "error body"))
+        assert client.stats.errors == 1 and client.stats.retries == 0
+    assert str(info.value).endswith(f"WireHTTPError: {shown}"), str(info.value)[-200:]
+
+
+def test_the_failure_names_the_model_server_status_attempts_and_test(scripted_server, tmp_path):
+    server = scripted_server([(503, b'{"error": {"message": "busy"}}', {})] * 2)
+    with _client(tmp_path, max_attempts=2) as client:
+        with pytest.raises(LLMCallError) as info:
+            client.complete(_request(server.url, "give up", metadata={"test": "tests/test_x.py::test_y"}))
+        assert client.stats.retries == 1 and client.stats.errors == 1
+    assert str(info.value) == (f"model 'openai/judge' at {server.url} call failed (HTTP 503, gave up after 2 attempts) "
+                               "for test tests/test_x.py::test_y: WireHTTPError: HTTP 503: busy")
+
+
+def test_a_key_the_server_echoes_in_its_error_is_masked(scripted_server, tmp_path):
+    key = "sk-echoed-secret-0123456789"
+    server = scripted_server([(400, b'{"error": {"message": "key ' + key.encode() + b' is not valid"}}', {})])
+    with _client(tmp_path) as client:
+        with pytest.raises(LLMCallError) as info:
+            client.complete(_request(server.url, "echo", api_key=key))
+    assert key not in str(info.value) and "HTTP 400: key *** is not valid" in str(info.value)
+
+
+def test_the_organisation_header_is_sent_when_openai_organization_is_set(scripted_server, tmp_path, monkeypatch):
+    server = scripted_server()
+    monkeypatch.delenv("OPENAI_ORGANIZATION", raising=False)
+    with _client(tmp_path) as client:
+        client.complete(_request(server.url, "no org"))
+    monkeypatch.setenv("OPENAI_ORGANIZATION", "org-team-7")
+    with _client(tmp_path) as client:
+        client.complete(_request(server.url, "with org"))
+    assert "openai-organization" not in server.log[0]["headers"]
+    assert server.log[1]["headers"]["openai-organization"] == "org-team-7"
+
+
+@pytest.mark.parametrize("usage, expected", [
+    (None, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}),
+    ({"prompt_tokens": 11, "completion_tokens": None}, {"prompt_tokens": 11, "completion_tokens": 0, "total_tokens": 0}),
+    ([1, 2, 3], {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}),
+    ({"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}, {"prompt_tokens": 7, "completion_tokens": 2,
+                                                                       "total_tokens": 9}),
+])
+def test_a_replys_usage_is_read_as_token_counts(scripted_server, tmp_path, usage, expected):
+    body = {"model": "m", "choices": [{"message": {"content": "4"}}], "system_fingerprint": "fp_abc"}
+    if usage is not None:
+        body["usage"] = usage
+    server = scripted_server([(200, json.dumps(body).encode(), {})])
+    with _client(tmp_path) as client:
+        reply = client.complete(_request(server.url, "usage"))
+        assert client.stats.prompt_tokens == expected["prompt_tokens"]
+        assert client.stats.completion_tokens == expected["completion_tokens"]
+    assert reply.usage == expected and reply.system_fingerprint == "fp_abc" and reply.attempts == 1
+
+
+@pytest.mark.parametrize("content", [None, "", ["4"], {"text": "4"}])
+def test_a_reply_without_text_content_is_retried(scripted_server, tmp_path, content):
+    body = json.dumps({"model": "m", "choices": [{"message": {"content": content}}]}).encode()
+    server = scripted_server([(200, body, {})])
+    with _client(tmp_path, max_attempts=2) as client:
+        reply = client.complete(_request(server.url, "no text"))
+        assert client.stats.retries == 1
+    assert reply.text == "3" and reply.attempts == 2 and reply.system_fingerprint is None
+
+
+# ---------------------------------------------------------------- retry classification and policy
+class _Status(Exception):
+    def __init__(self, status: int, message: str = "", headers: dict[str, str] | None = None):
+        super().__init__(message or f"status {status}")
+        self.status_code = status
+        self.headers = headers or {}
+
+
+@pytest.mark.parametrize("exc, retryable, kind, status", [
+    (_Status(500, "Missing credentials. Please pass an api_key"), False, "auth", 500),
+    (_Status(400, "The api_key client option must be set"), False, "auth", 400),
+    (_Status(403), False, "auth", 403),
+    (_Status(422), False, "http_422", 422),
+    (_Status(404), False, "http_404", 404),
+    (_Status(599), True, "http_599", 599),
+    (_Status(500), True, "http_500", 500),
+    (ValueError("bad"), False, "ValueError", None),
+    (KeyError("k"), False, "KeyError", None),
+    (RuntimeError("odd"), True, "RuntimeError", None),
+])
+def test_classify_failure_kinds(exc, retryable, kind, status):
+    from pytest_judgerel.llm.retry import classify_failure
+
+    info = classify_failure(exc)
+    assert (info.retryable, info.kind, info.status) == (retryable, kind, status), info
+
+
+def test_classify_failure_reads_httpx_timeouts_and_connection_errors():
+    import httpx
+
+    from pytest_judgerel.llm.retry import classify_failure
+
+    timeout = classify_failure(httpx.ReadTimeout("timed out"))
+    assert (timeout.retryable, timeout.kind, timeout.status) == (True, "timeout", 408)
+    refused = classify_failure(httpx.ConnectError("connection refused"))
+    assert (refused.retryable, refused.kind, refused.status) == (True, "connection", None)
+    empty = classify_failure(__import__("pytest_judgerel.llm.retry", fromlist=["x"]).EmptyResponseError("nothing"))
+    assert (empty.retryable, empty.kind, empty.message) == (True, "empty", "nothing")
+
+
+def test_classify_failure_keeps_the_message_before_an_appended_traceback():
+    from pytest_judgerel.llm.retry import classify_failure
+
+    info = classify_failure(_Status(503, "upstream busy\nTraceback (most recent call last):\n  File x"))
+    assert info.message == "upstream busy"
+    assert classify_failure(RuntimeError()).message == "RuntimeError"
+
+
+@pytest.mark.parametrize("headers, wait", [
+    ({"retry-after": "7"}, 7.0), ({"retry-after": "2.5"}, 2.5), ({"retry-after": "-3"}, 0.0),
+    ({"retry-after-ms": "1500"}, 1.5), ({"retry-after-ms": "-20"}, 0.0),
+    ({"retry-after-ms": "soon", "retry-after": "4"}, 4.0), ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+    ({}, None),
+])
+def test_retry_after_hints_in_seconds_and_milliseconds(headers, wait):
+    """``retry-after-ms`` wins over ``retry-after``; an unreadable one falls back to the other; a
+    negative hint is no wait; only a retryable status carries a hint."""
+    from pytest_judgerel.llm.retry import classify_failure
+
+    assert classify_failure(_Status(429, headers=headers)).retry_after == wait
+    assert classify_failure(_Status(400, headers=headers)).retry_after is None
+
+
+def test_the_retry_policy_waits_the_servers_hint_within_its_cap():
+    import random
+
+    from pytest_judgerel.llm.retry import RetryPolicy
+
+    policy = RetryPolicy(base_delay=0.0, max_delay=0.0, retry_after_cap=5.0, rng=random.Random(1))
+    assert [policy.delay(1, hint) for hint in (None, 0.0, 2.0, 5.0, 6.0)] == [0.0, 0.0, 2.0, 5.0, 5.0]
+    jitter = RetryPolicy(base_delay=1.0, max_delay=8.0, rng=random.Random(2))
+    assert all(jitter.delay(4, 0.001) >= 0.001 for _ in range(50))
+    assert max(jitter.delay(4, 0.001) for _ in range(200)) > 7.0  # attempt 4: ceiling min(8, 1 * 2**3) = 8
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"max_attempts": 0}, "max_attempts must be an int >= 1, got 0"),
+    ({"max_attempts": True}, "max_attempts must be an int >= 1, got True"),
+    ({"max_attempts": 2.0}, "max_attempts must be an int >= 1, got 2.0"),
+    ({"base_delay": -0.1}, "base_delay must be >= 0, got -0.1"),
+    ({"max_delay": -1}, "max_delay must be >= 0, got -1"),
+    ({"retry_after_cap": -1}, "retry_after_cap must be >= 0, got -1"),
+])
+def test_a_retry_policy_refuses_impossible_settings(fields, message):
+    from pytest_judgerel.errors import ConfigError
+    from pytest_judgerel.llm.retry import RetryPolicy
+
+    with pytest.raises(ConfigError) as info:
+        RetryPolicy(**fields)
+    assert str(info.value) == message
+    assert RetryPolicy(max_attempts=1, base_delay=0, max_delay=0, retry_after_cap=0).max_attempts == 1

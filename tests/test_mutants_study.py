@@ -194,3 +194,131 @@ def test_a_judges_item_mean_leaves_out_a_missing_repeat():
     assert row.nmae == pytest.approx(float(np.mean(np.abs(judge_means - human_means))) / 10, abs=1e-12)
     assert {e["item"]: e["judge"] for e in res.errors} == {}  # every error is 0.1 or less
     assert not any("without a score" in d for d in res.dropped)
+
+
+# ---------------------------------------------------------------- the loader's limits and refusals (broadened)
+_STSB = ("data", "llm", "similarity_25_samples_all_models.csv")
+
+
+@pytest.mark.parametrize("text, value", [("5", 5.0), ("0", 0.0), ("5.0", 5.0), ("  2.5 ", 2.5)])
+def test_a_judge_score_on_the_edge_of_its_scale_is_read(tmp_path, text, value):
+    written = write_release(tmp_path / "release", temperatures=())
+    _set_cell(written.root.joinpath(*_STSB), "Llama3.3_0_5", 1, text)
+    assert load_seed001_release(written.root).llm[("STS-B", "0-5")].values[0, 0] == value
+
+
+@pytest.mark.parametrize("text, shown", [("5.01", "5.01"), ("-0.01", "-0.01"), ("11", "11")])
+def test_a_judge_score_outside_its_scale_is_refused_with_its_place(tmp_path, text, shown):
+    from pytest_judgerel.errors import RatingsError
+
+    written = write_release(tmp_path / "release", temperatures=())
+    _set_cell(written.root.joinpath(*_STSB), "Llama3.3_0_5", 1, text)
+    with pytest.raises(RatingsError, match=rf"similarity_25_samples_all_models\.csv row 1000 column Llama3\.3_0_5: "
+                                           rf"score {shown} outside 0-5$"):
+        load_seed001_release(written.root)
+
+
+def _edit_first_human_task(root, folder: str, bench: str, change) -> None:
+    import json
+
+    d = root / "data" / "human" / folder
+    path = next(d.glob(f"*_{bench}_results_*.json"))
+    tasks = json.loads(path.read_text(encoding="utf-8"))
+    change(tasks[0])
+    path.write_text(json.dumps(tasks), encoding="utf-8")
+
+
+@pytest.mark.parametrize("number, error", [(10, None), (0, None), (10.5, r"score 10\.5 outside 0-10"),
+                                           (-1, r"score -1(\.0)? outside 0-10"), ("7", r"holds '7', not a number"),
+                                           (True, "holds True, not a number"), (None, "holds None, not a number")])
+def test_a_human_score_is_a_number_within_its_folders_scale(tmp_path, number, error):
+    from pytest_judgerel.errors import RatingsError
+
+    written = write_release(tmp_path / "release", temperatures=())
+
+    def change(task):
+        task["annotations"][0]["result"][0]["value"]["number"] = number
+
+    _edit_first_human_task(written.root, "Female_Subject_1_0_10", "STS-B", change)
+    if error is None:
+        human = load_seed001_release(written.root).human[("STS-B", "0-10")]
+        assert float(number) in human.values[:, list(human.rater_ids).index("Female_Subject_1")]
+    else:
+        with pytest.raises(RatingsError, match=error):
+            load_seed001_release(written.root)
+
+
+@pytest.mark.parametrize("change, error", [
+    (lambda t: t["annotations"].append(dict(t["annotations"][0])), "2 submitted annotations, expected 1"),
+    (lambda t: t["annotations"][0].update(was_cancelled=True), "0 submitted annotations, expected 1"),
+    (lambda t: t["annotations"][0]["result"].append(dict(t["annotations"][0]["result"][0], from_name="other")),
+     "expected one number field 'similarity_score'"),
+])
+def test_a_human_task_without_exactly_one_submitted_score_is_refused(tmp_path, change, error):
+    from pytest_judgerel.errors import RatingsError
+
+    written = write_release(tmp_path / "release", temperatures=())
+    _edit_first_human_task(written.root, "Female_Subject_1_0_10", "STS-B", change)
+    with pytest.raises(RatingsError, match=error):
+        load_seed001_release(written.root)
+
+
+def test_a_cancelled_second_annotation_is_ignored(tmp_path):
+    written = write_release(tmp_path / "release", temperatures=())
+    before = load_seed001_release(written.root).human[("STS-B", "0-10")].values
+
+    def change(task):
+        extra = json.loads(json.dumps(task["annotations"][0]))
+        extra["was_cancelled"] = True
+        extra["result"][0]["value"]["number"] = 0.0
+        task["annotations"].append(extra)
+
+    import json
+
+    _edit_first_human_task(written.root, "Female_Subject_1_0_10", "STS-B", change)
+    assert np.array_equal(load_seed001_release(written.root).human[("STS-B", "0-10")].values, before)
+
+
+@pytest.mark.parametrize("layout_change, error", [
+    ("rename a rater folder", "folder name is not <Female|Male>_Subject_<i>_0_<5|10|100>"),
+    ("unknown benchmark file", "unknown benchmark 'Quiz'"),
+    ("not JSON", "not JSON"),
+    ("not a list", "expected a Label Studio export"),
+    ("second temperature file", "a second file for T=0.1"),
+    ("temperature not in the name", "no temperature in the file name"),
+    ("duplicate row id", "duplicate row ids"),
+    ("unknown judge column", "score column 'Claude_0_5' names an unknown judge 'Claude'"),
+])
+def test_a_release_that_breaks_the_layout_is_refused_naming_the_file(tmp_path, layout_change, error):
+    import json
+
+    from pytest_judgerel.errors import RatingsError
+
+    written = write_release(tmp_path / "release", temperatures=(0.1,))
+    data = written.root / "data"
+    rater = data / "human" / "Female_Subject_1_0_10"
+    temps = data / "llm" / "temperatures" / "STS-Benchmark"
+    if layout_change == "rename a rater folder":
+        rater.rename(data / "human" / "Female_Subject_1_0_7")
+    elif layout_change == "unknown benchmark file":
+        (rater / "Female_Subject_1_Quiz_results_0_10.json").write_text("[]", encoding="utf-8")
+    elif layout_change == "not JSON":
+        next(rater.glob("*_STS-B_*.json")).write_text("[{", encoding="utf-8")
+    elif layout_change == "not a list":
+        next(rater.glob("*_STS-B_*.json")).write_text(json.dumps({"tasks": []}), encoding="utf-8")
+    elif layout_change == "second temperature file":
+        source = temps / "similarity_25_samples_temperature=0.1.csv"
+        (temps / "similarity_25_samples_t0.1.csv").write_bytes(source.read_bytes())
+    elif layout_change == "temperature not in the name":
+        (temps / "similarity_25_samples_temperature=0.1.csv").rename(temps / "similarity_25_samples_cold.csv")
+    elif layout_change == "duplicate row id":
+        _set_cell(data.joinpath(*_STSB[1:]), "sid", 2, "1000")
+    else:
+        path = data.joinpath(*_STSB[1:])
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        rows[0][rows[0].index("Llama3.3_0_5")] = "Claude_0_5"
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows(rows)
+    with pytest.raises(RatingsError, match=error):
+        load_seed001_release(written.root)

@@ -322,3 +322,111 @@ def test_a_release_that_breaks_the_layout_is_refused_naming_the_file(tmp_path, l
             csv.writer(fh).writerows(rows)
     with pytest.raises(RatingsError, match=error):
         load_seed001_release(written.root)
+
+
+# ---------------------------------------------------------------- analyse() on small hand-made data (broadened)
+def _r(rows, scale="0-10", ids=None):
+    from pytest_judgerel.ratings import Ratings
+
+    return Ratings.from_array(rows, item_ids=ids or [f"i{n}" for n in range(len(rows))], scale=scale)
+
+
+def test_the_error_list_holds_items_strictly_beyond_a_tenth_of_the_range():
+    """Seed 001 section 5.4: an item is listed when |judge - human| / range *exceeds* 0.1; one
+    exactly 0.1 away is not.  Each entry carries the unit-scale values."""
+    human = _r([[0.0, 0.0], [5.0, 5.0], [10.0, 10.0], [4.0, 4.0]])
+    judge = _r([[1.0], [5.0], [8.5], [4.0]])  # 0.1 exactly, 0, 0.15, 0
+    res = analyse({"B": human}, {("m", "0-10", "B"): judge})
+    assert res.errors == [{"model": "m", "scale": "0-10", "benchmark": "B", "item": "i2", "human": 1.0,
+                           "judge": 0.85, "error": pytest.approx(0.15)}]
+
+
+def test_an_agreement_row_is_the_icc_and_nmae_of_the_unit_means_and_pooled_rows_stack_benchmarks():
+    from pytest_judgerel.stats import icc
+
+    rng = np.random.default_rng(3)
+    h1, h2 = rng.uniform(0, 10, (8, 3)), rng.uniform(0, 10, (6, 3))
+    j1, j2 = np.clip(h1.mean(axis=1, keepdims=True) + rng.normal(0, 1, (8, 2)), 0, 10), rng.uniform(0, 10, (6, 2))
+    res = analyse({"A": _r(h1), "B": _r(h2)}, {("m", "0-10", "A"): _r(j1), ("m", "0-10", "B"): _r(j2)})
+    unit = {b: (h.mean(axis=1) / 10, j.mean(axis=1) / 10) for b, h, j in (("A", h1, j1), ("B", h2, j2))}
+    for bench, (hu, ju) in unit.items():
+        row = res.agreement_for("m", "0-10", bench)
+        assert row.n == len(hu) and row.nmae == pytest.approx(np.abs(ju - hu).mean(), abs=1e-12)
+        assert row.icc == pytest.approx(icc(np.column_stack([hu, ju]), form="A,1").value, abs=1e-12)
+    pooled = res.agreement_for("m", "0-10", None)
+    hu = np.concatenate([unit["A"][0], unit["B"][0]])
+    ju = np.concatenate([unit["A"][1], unit["B"][1]])
+    assert pooled.n == 14 and pooled.icc == pytest.approx(icc(np.column_stack([hu, ju]), form="A,1").value, abs=1e-12)
+
+
+def test_a_human_panel_with_gaps_uses_the_one_way_forms_and_says_so():
+    from pytest_judgerel.errors import ReliabilityError
+    from pytest_judgerel.study.analysis import human_panel_reliability
+
+    complete = human_panel_reliability(_r([[1, 2, 2], [5, 6, 5], [8, 9, 9], [3, 3, 4]]), "B")
+    assert complete.forms == ("A,1", "A,k") and complete.note == ""
+    gappy = human_panel_reliability(_r([[1, 2, np.nan], [5, 6, 5], [8, np.nan, 9], [3, 3, 4]]), "B")
+    assert gappy.forms == ("1,1", "1,k")
+    assert gappy.note.startswith("raters not crossed: one-way ANOVA on all 10 ratings (2-3 per item), n0 = ")
+    with pytest.raises(ReliabilityError, match="^B: no item has 2 human ratings$"):
+        human_panel_reliability(_r([[1, np.nan], [np.nan, 5], [8, np.nan]]), "B")
+    with pytest.raises(ReliabilityError, match="^panel: no item has 2 human ratings$"):
+        human_panel_reliability(_r([[1, np.nan], [np.nan, 5]]), None)
+
+
+def test_a_constant_pair_has_no_icc_but_keeps_its_nmae():
+    res = analyse({"B": _r([[5.0, 5.0]] * 4)}, {("m", "0-10", "B"): _r([[6.0]] * 4)})
+    row = res.agreement_for("m", "0-10", "B")
+    assert row.icc is None and row.ci is None and row.note.startswith("ICC undefined: ")
+    assert row.nmae == pytest.approx(0.1) and row.n == 4
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: analyse({"B": _r([[1, 2]] * 3)}, {("m", "0-10", "B"): _r([[1]] * 3)}, missing="all"),
+     "missing must be one of ('scale', 'row'), got 'all'"),
+    (lambda: analyse({"B": _r([[1, 2], [3, 4]])}, {("LLM panel mean", "0-10", "B"): _r([[1], [3]])}),
+     "'LLM panel mean' names the mean over the judges"),
+    (lambda: analyse({"B": _r([[1, 2], [3, 4]]), ("C", "0-10"): _r([[1, 2], [3, 4]])}, {}),
+     "human ratings are keyed either by benchmark or by (benchmark, scale), not both"),
+])
+def test_analyse_refuses_a_configuration_it_cannot_read(call, error):
+    from pytest_judgerel.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        call()
+    assert str(info.value).startswith(error)
+
+
+def test_ratings_without_a_scale_cannot_be_compared_with_humans():
+    from pytest_judgerel.errors import ReliabilityError
+    from pytest_judgerel.ratings import Ratings
+
+    with pytest.raises(ReliabilityError, match="ratings need a scale"):
+        analyse({"B": _r([[1, 2], [3, 4], [5, 5]])}, {("m", "0-10", "B"): Ratings.from_array([[1.0], [3.0], [5.0]],
+                                                                                            item_ids=["i0", "i1", "i2"])})
+
+
+def test_too_few_shared_items_skip_a_row_and_say_why():
+    res = analyse({"B": _r([[1, 2], [3, 4], [5, 5]])}, {("m", "0-10", "B"): _r([[1.0], [np.nan], [np.nan]])})
+    assert "m 0-10 B: only 1 item(s) have both a judge and a human score; not analysed" in res.skipped
+    with pytest.raises(KeyError):
+        res.agreement_for("m", "0-10", "B")
+    assert any(d.startswith("m 0-10 B: 2 item(s) without a score (i1, i2)") for d in res.dropped), res.dropped
+
+
+def test_a_weak_benchmark_under_a_strong_pooled_agreement_is_flagged():
+    """The agreement illusion: pooled ICC(A,1) >= the threshold while one benchmark's is below it."""
+    rng = np.random.default_rng(11)
+    good_h = rng.uniform(0, 10, (30, 2))
+    good_j = good_h.mean(axis=1, keepdims=True) + rng.normal(0, 0.2, (30, 1))
+    weak_h = np.full((6, 2), 5.0) + rng.normal(0, 0.3, (6, 2))
+    weak_j = np.clip(5.0 + rng.normal(0, 1.5, (6, 1)), 0, 10)
+    res = analyse({"good": _r(good_h), "weak": _r(weak_h)},
+                  {("m", "0-10", "good"): _r(np.clip(good_j, 0, 10)), ("m", "0-10", "weak"): _r(weak_j)},
+                  illusion_threshold=0.75)
+    pooled = res.agreement_for("m", "0-10", None).icc
+    weak = res.agreement_for("m", "0-10", "weak").icc
+    assert pooled >= 0.75 and weak < 0.75
+    assert [(i.kind, i.group, i.model) for i in res.agreement_illusions] == [("agreement", "benchmark weak", "m")]
+    assert str(res.agreement_illusions[0]).startswith(f"hidden weak agreement: m on 0-10: pooled human-LLM ICC(A,1) "
+                                                      f"{pooled:.3f} >= 0.75 but benchmark weak has {weak:.3f}")

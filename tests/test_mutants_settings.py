@@ -388,3 +388,89 @@ def test_read_environment_reads_one_setting_and_knows_every_name(clean_env):
     assert read_environment(LLMSettings, "timeout") is None  # an option without a variable
     with pytest.raises(KeyError):
         read_environment(LLMSettings, "no_such_setting")
+
+
+# ---------------------------------------------------------------- the session context (broadened)
+def _session(tmp_path, **values: str) -> SessionContext:
+    from pytest_judgerel.session.settings import resolve
+
+    return SessionContext(resolve(_given(**values), str(tmp_path)))
+
+
+def test_an_explicit_server_or_key_alone_refines_the_sessions_endpoint(clean_env, tmp_path):
+    """S11: ``resolve(api_base=...)`` or ``resolve(api_key=...)`` without a model returned the
+    session's endpoint unchanged.  Each explicit part replaces the session's, the rest is kept;
+    nothing explicit is the session's endpoint itself."""
+    ctx = _session(tmp_path, model="openai/judge", api_base="http://127.0.0.1:9/v1")
+    own = ctx.resolve()
+    assert own is ctx.endpoint and (own.model, own.api_base) == ("openai/judge", "http://127.0.0.1:9/v1")
+    moved = ctx.resolve(api_base="http://127.0.0.1:10/v1")
+    assert (moved.model, moved.api_base) == ("openai/judge", "http://127.0.0.1:10/v1")
+    keyed = ctx.resolve(api_key="sk-explicit-1")
+    assert (keyed.model, keyed.api_base, keyed.api_key) == ("openai/judge", "http://127.0.0.1:9/v1", "sk-explicit-1")
+    other = ctx.resolve("openai/other")
+    assert (other.model, other.api_base) == ("openai/other", "http://127.0.0.1:9/v1")
+
+
+def test_session_endpoint_takes_a_name_an_endpoint_or_nothing(clean_env, tmp_path):
+    from pytest_judgerel.errors import ConfigError
+    from pytest_judgerel.llm import Endpoint
+    from pytest_judgerel.session.context import activate, session_endpoint
+
+    ctx = _session(tmp_path, model="openai/judge", api_base="http://127.0.0.1:9/v1")
+    with activate(ctx):
+        assert session_endpoint() is ctx.endpoint
+        assert session_endpoint("").model == "openai/judge"
+        assert session_endpoint("openai/x").api_base == "http://127.0.0.1:9/v1"
+        given = Endpoint("openai/y", "http://127.0.0.1:11/v1")
+        assert session_endpoint(given).api_base == "http://127.0.0.1:11/v1"
+        assert session_endpoint(given, api_base="http://127.0.0.1:12/v1").api_base == "http://127.0.0.1:12/v1"
+        with pytest.raises(ConfigError, match="^a model must be a litellm model name or an Endpoint, got int$"):
+            session_endpoint(3)
+
+
+def test_outside_pytest_one_context_per_environment(clean_env, tmp_path):
+    """``current_context()`` outside a session (a fresh ``contextvars`` context: no session is
+    active there): the same environment gives the same context (one client and cache for every
+    judge); a changed variable or working directory gives another; a bad variable is an error that
+    says it came from the environment; ``activate`` wins and is undone after its block."""
+    import contextvars
+
+    from pytest_judgerel.errors import ConfigError
+    from pytest_judgerel.session.context import activate, current_context
+
+    def outside() -> None:
+        clean_env.chdir(tmp_path)
+        first = current_context()
+        assert current_context() is first and first.origin == "environment"
+        clean_env.setenv("JUDGEREL_MAX_CALLS", "5")
+        second = current_context()
+        assert second is not first and second.settings.max_calls == 5
+        (tmp_path / "sub").mkdir()
+        clean_env.chdir(tmp_path / "sub")
+        third = current_context()
+        assert third is not second and third.settings.max_calls == 5
+        mine = _session(tmp_path)
+        with activate(mine):
+            assert current_context() is mine
+        assert current_context() is third
+        clean_env.setenv("JUDGEREL_MAX_CALLS", "many")
+        with pytest.raises(ConfigError, match="^judgerel settings from the environment: env JUDGEREL_MAX_CALLS: "
+                                              "cannot read 'many' as int$"):
+            current_context()
+
+    contextvars.Context().run(outside)
+
+
+def test_the_sessions_client_is_made_once_from_its_settings_with_its_run_id(clean_env, tmp_path):
+    from pytest_judgerel.session.settings import resolve
+
+    ctx = SessionContext(resolve(_given(model="openai/judge", cache_mode="off", max_attempts="2"), str(tmp_path)),
+                         run_id="run-7")
+    assert not ctx.has_client
+    client = ctx.client
+    assert ctx.client is client and ctx.has_client
+    assert client.settings.run_id == "run-7" and client.settings.max_attempts == 2
+    assert client.settings.cache_mode == "off"
+    ctx.close()
+    assert repr(ctx) == "SessionContext(origin='pytest session', model='openai/judge')"

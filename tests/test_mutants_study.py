@@ -430,3 +430,46 @@ def test_a_weak_benchmark_under_a_strong_pooled_agreement_is_flagged():
     assert [(i.kind, i.group, i.model) for i in res.agreement_illusions] == [("agreement", "benchmark weak", "m")]
     assert str(res.agreement_illusions[0]).startswith(f"hidden weak agreement: m on 0-10: pooled human-LLM ICC(A,1) "
                                                       f"{pooled:.3f} >= 0.75 but benchmark weak has {weak:.3f}")
+
+
+# ---------------------------------------------------------------- the reproduction's cells and table (broadened)
+def test_a_cell_reproduces_up_to_exactly_the_tolerance_and_never_without_a_number():
+    assert Cell("2", "r", "c", paper=0.5, ours=0.501).reproduces()  # 0.001 away (binary rounding allowed)
+    assert Cell("2", "r", "c", paper=0.5, ours=0.499).reproduces()
+    assert not Cell("2", "r", "c", paper=0.5, ours=0.5011).reproduces()
+    assert Cell("2", "r", "c", paper=0.5, ours=0.51).reproduces(tolerance=0.01)
+    missing, undefined = Cell("2", "r", "c", paper=0.5, ours=None), Cell("2", "r", "c", paper=0.5, ours=float("nan"))
+    assert missing.difference is None and not missing.reproduces() and not undefined.reproduces()
+    assert missing.to_dict() == {"table": "2", "row": "r", "column": "c", "paper": 0.5, "ours": None,
+                                 "difference": None, "reproduces": False}
+    assert Cell("2", "r", "c", 0.5, 0.5, note="why").to_dict()["note"] == "why"
+
+
+def test_a_table_is_rendered_paper_ours_difference_with_a_star_and_its_note_where_it_differs():
+    from pytest_judgerel.study.reproduce import Reproduction, paper_tables
+
+    spec = paper_tables()["tables"]["2"]
+    cells = []
+    for row, values in spec["rows"].items():
+        for column, paper in zip(spec["columns"], values):
+            ours, note = paper, ""
+            if (row, column) == ("0-5", "ICC_Human"):
+                ours = paper - 0.0004  # within the tolerance: its difference prints +0.000, never -0.000
+            elif (row, column) == ("0-10", "nMAE"):
+                ours, note = paper + 0.25, "a known difference"
+            elif (row, column) == ("0-100", "ICC_LLM"):
+                ours, note = None, "not in the release"
+            cells.append(Cell("2", row, column, paper, ours, note))
+    rep = Reproduction(tuple(cells), (), None, "first")
+    lines = rep.render().splitlines()
+    n = len(cells)
+    assert lines[0] == f"Table 2: {spec['title']}  [{n - 2}/{n} within 0.001]"
+    row_05 = next(line for line in lines if line.startswith("0-5"))
+    assert f"{spec['rows']['0-5'][0]:>9.3f} {spec['rows']['0-5'][0] - 0.0004:>6.3f} {'+0.000':>6} " in row_05
+    row_10 = next(line for line in lines if line.startswith("0-10 "))
+    assert row_10.endswith(f"{spec['rows']['0-10'][3]:>9.3f} {spec['rows']['0-10'][3] + 0.25:>6.3f} {'+0.250':>6}*")
+    row_100 = next(line for line in lines if line.startswith("0-100"))
+    assert f"{spec['rows']['0-100'][1]:>9.3f} {'  n/a':>6} {'':>6}*" in row_100
+    assert lines[lines.index(row_100) + 1:lines.index(row_100) + 3] == ["  * a known difference", "  * not in the release"]
+    assert lines[-1] == "columns: paper, ours, ours - paper; * = differs by more than the tolerance"
+    assert rep.count() == (n - 2, n) and rep.count(("3",)) == (0, 0)

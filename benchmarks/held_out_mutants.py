@@ -362,9 +362,10 @@ BUGS: list[Bug] = [
         "    if message is None or recorder.report_only:\n        return result",
         "    if message is None:\n        return result\n    if recorder.report_only:\n        return None",
         "a failing gate in report-only mode returns None instead of its result"),
+    # G07 re-targeted on 2026-11-27 at the code its fix left (the loop moved into conclude_not_computed):
+    # the same behaviour change, so that --check and full runs apply every bug again
     bug("G07", 2, "gates", "gates/common.py",
-        "        for rec in recs:\n            conclude_not_computed(rec, error)",
-        "        conclude_not_computed(recs[0], error)",
+        "        conclude_not_computed(recs, error)", "        conclude_not_computed(recs[:1], error)",
         "a statistic not computed records only the first of its records"),
     bug("S06", 2, "settings", "llm/settings.py",
         "if o.path and value is not None and not os.path.isabs(value):", "if False:",

@@ -292,3 +292,27 @@ def test_an_nmae_exactly_at_its_limit_passes_the_agreement_gates_verdict():
     judge = human + np.array([0.25, -0.25, -0.25, 0.25])  # nMAE exactly 0.25
     assert agreement_gate_stability(human, judge, None, 0.25, "estimate", 0.95).passed
     assert not agreement_gate_stability(human, judge, None, 0.2499, "estimate", 0.95).passed
+
+
+def test_attach_stability_of_a_gate_over_repeats_records_both_reruns():
+    from pytest_judgerel.gates.stability import GateStability, attach_stability
+    from pytest_judgerel.stats.stability import VerdictStability
+
+    same = VerdictStability(p_pass=0.97, observed=0.8, passed=True, threshold=0.7, direction="min", n_boot=1000,
+                            seed=0, resample="repeats", statistic="ICC(A,1)", predictive=True, model="one-way")
+    new = VerdictStability(p_pass=0.62, observed=0.8, passed=True, threshold=0.7, direction="min", n_boot=1000,
+                           seed=0, resample="items+repeats", statistic="ICC(A,1)", predictive=True, model="one-way",
+                           rough_reason="few items")
+    rec: dict = {}
+    attach_stability(rec, GateStability(same, new))
+    assert rec["p_pass"] == 0.97 and rec["p_pass_new_items"] == 0.62
+    st = rec["stability"]
+    assert (st["p_pass"], st["unstable"], st["resample"], st["predicts"]) == (0.97, False, "repeats",
+                                                                              "same items, new judge samples")
+    assert (st["p_pass_new_items"], st["new_items_resample"], st["new_items_rough"]) == (0.62, "items+repeats", True)
+    assert (st["model"], st["rough"], st["n_boot"], st["seed"], st["statistic"]) == ("one-way", False, 1000, 0,
+                                                                                    "ICC(A,1)")
+    plain: dict = {}
+    attach_stability(plain, new)
+    assert plain["p_pass"] == 0.62 and "p_pass_new_items" not in plain
+    assert plain["stability"]["predicts"] == "new items, new judge samples" and plain["stability"]["unstable"] is True

@@ -412,3 +412,30 @@ def test_a_retry_policy_refuses_impossible_settings(fields, message):
         RetryPolicy(**fields)
     assert str(info.value) == message
     assert RetryPolicy(max_attempts=1, base_delay=0, max_delay=0, retry_after_cap=0).max_attempts == 1
+
+
+def test_a_retry_hint_and_status_are_found_where_litellm_and_httpx_keep_them():
+    """litellm's ``litellm_response_headers`` first, then the exception's ``headers``, then its
+    ``response``'s; the status from ``status_code`` or the response's."""
+    from types import SimpleNamespace
+
+    from pytest_judgerel.llm.retry import classify_failure
+
+    class RateLimitError(Exception):
+        status_code = 429
+
+    both = RateLimitError("slow down")
+    both.litellm_response_headers = {"retry-after": "3"}
+    both.headers = {"retry-after": "9"}
+    assert classify_failure(both).retry_after == 3.0
+    only_own = RateLimitError("slow down")
+    only_own.headers = {"retry-after": "9"}
+    assert classify_failure(only_own).retry_after == 9.0
+
+    class FromResponse(Exception):
+        pass
+
+    nested = FromResponse("busy")
+    nested.response = SimpleNamespace(status_code=503, headers={"retry-after": "4"})
+    info = classify_failure(nested)
+    assert (info.retryable, info.status, info.kind, info.retry_after) == (True, 503, "http_503", 4.0)

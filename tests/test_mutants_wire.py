@@ -439,3 +439,36 @@ def test_a_retry_hint_and_status_are_found_where_litellm_and_httpx_keep_them():
     nested.response = SimpleNamespace(status_code=503, headers={"retry-after": "4"})
     info = classify_failure(nested)
     assert (info.retryable, info.status, info.kind, info.retry_after) == (True, 503, "http_503", 4.0)
+
+
+# ---------------------------------------------------------------- prices, from litellm's table read here
+def _litellm_table() -> dict:
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None:
+        pytest.skip("litellm is not installed")
+    for folder in spec.submodule_search_locations or []:
+        path = os.path.join(folder, "model_prices_and_context_window_backup.json")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as fh:
+                return json.load(fh)
+    pytest.skip("litellm ships no price table")
+
+
+@pytest.mark.parametrize("name", ["gpt-4o-mini", "gpt-4o", "gpt-3.5-turbo"])
+def test_a_calls_cost_is_prompt_tokens_at_the_input_price_plus_completion_tokens_at_the_output_price(name):
+    from pytest_judgerel.llm.prices import call_cost, token_prices
+
+    entry = _litellm_table()[name]
+    assert entry["litellm_provider"] == "openai"
+    price_in, price_out = float(entry["input_cost_per_token"]), float(entry["output_cost_per_token"])
+    assert price_in != price_out
+    assert token_prices(f"openai/{name}") == (price_in, price_out)
+    assert call_cost(f"openai/{name}", {"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010}) == \
+        pytest.approx(1000 * price_in + 10 * price_out, rel=1e-12)
+    assert call_cost(f"openai/{name}", {"completion_tokens": 7}) == pytest.approx(7 * price_out, rel=1e-12)
+    assert call_cost(f"openai/{name}", {"prompt_tokens": 7}) == pytest.approx(7 * price_in, rel=1e-12)
+    assert call_cost(f"openai/{name}", {}) == 0.0
+    assert token_prices(f"anthropic/{name}") is None and call_cost(f"hosted_vllm/{name}", {"prompt_tokens": 9}) == 0.0

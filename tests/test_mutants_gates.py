@@ -270,3 +270,38 @@ def test_a_gate_without_records_still_raises_with_an_empty_record():
     with recording(Recorder()) as rec, pytest.raises(JudgeReliabilityFailure) as info:
         conclude([], "nothing to show")
     assert str(info.value) == "nothing to show" and info.value.record == {} and rec.records == []
+
+
+# ---------------------------------------------------------------- what every gate shares (gates/common.py)
+def test_a_gates_common_record_fields():
+    from types import SimpleNamespace
+
+    from pytest_judgerel.gates.common import Summary, gate_fields
+
+    source = SimpleNamespace(parse_failures=[1, 2], provenance={"model": "openai/j"})
+    rec = gate_fields("icc", "ICC(A,1)", "panel", Summary(0.8, 0.7, 0.9, 20, 3), 0.5, "min", source)
+    assert rec == {"kind": "icc", "statistic": "ICC(A,1)", "label": "panel", "value": 0.8, "ci": [0.7, 0.9], "n": 20,
+                   "k": 3, "threshold": 0.5, "direction": "min", "groups": {}, "worst_items": [],
+                   "parse_failures": 2, "judge": {"model": "openai/j"}}
+    bare = gate_fields("nmae", "nMAE", None, None, None, "max", None)
+    assert (bare["value"], bare["ci"], bare["n"], bare["parse_failures"], bare["judge"]) == (None, None, None, 0, None)
+    assert Summary(0.5, 0.1, None).ci == [0.1, None] and Summary(0.5).ci is None
+
+
+def test_the_shared_argument_checks_and_message_pieces():
+    from pytest_judgerel.gates.common import check_equivalence, check_use, head, worst_lines
+
+    assert check_use("ci_low", ("estimate", "ci_low")) == "ci_low"
+    with pytest.raises(ValueError, match=r"^use must be one of \('estimate', 'ci_low'\), got 'mean'$"):
+        check_use("mean", ("estimate", "ci_low"))
+    check_equivalence("estimate", 0.0, "max_shift", 0.05)  # a margin matters only for equivalence
+    check_equivalence("equivalence", 0.1, "max_shift", 0.49)
+    with pytest.raises(ValueError, match=r"^use='equivalence' needs a margin max_shift > 0, got 0$"):
+        check_equivalence("equivalence", 0, "max_shift", 0.05)
+    for alpha in (0, 0.5, True, "0.05"):
+        with pytest.raises(ValueError, match="^alpha must lie strictly between 0 and 0.5, got "):
+            check_equivalence("estimate", 0.1, "max_shift", alpha)
+    assert head(None) == "" and head("") == "" and head("panel") == "panel: "
+    assert worst_lines([], "worst items") == []
+    assert worst_lines([{"item": "a", "detail": "off by 2"}, {"item": "b", "detail": "off by 1"}], "worst items") == [
+        "  worst items:", "    a: off by 2", "    b: off by 1"]

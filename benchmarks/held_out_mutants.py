@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import os
 import queue
-import re
 import shutil
 import subprocess
 import sys
@@ -575,7 +574,7 @@ def run_tests(copy: Path, tests: list[str], timeout: float, deselect: tuple[str,
     """``tests`` (files or node ids) run in ``copy`` with ``-x`` unless ``stop_first`` is False,
     the ``deselect`` node ids left out."""
     present = [t for t in tests if (copy / t.split("::")[0]).exists()]
-    plugin_dir = copy.parent / "held_out_plugin"
+    plugin_dir = copy.parent / f"{copy.name}_plugin"  # one per copy: workers never write each other's
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / "held_out_failed.py").write_text(_PLUGIN, encoding="utf-8")
     failed_file = Path(tempfile.mkstemp(prefix="failed_", dir=plugin_dir)[1])

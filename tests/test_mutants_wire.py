@@ -190,9 +190,10 @@ def test_a_retry_after_given_as_an_http_date_is_honoured(scripted_server, tmp_pa
     import time
     from email.utils import formatdate
 
-    when = formatdate(time.time() + 2.0, usegmt=True)
-    server = scripted_server([(429, b'{"error": {"message": "slow down"}}', {"Retry-After": when})])
+    server = scripted_server()
     with _client(tmp_path, max_attempts=2, backoff_base=0.0) as client:
+        when = formatdate(time.time() + 2.0, usegmt=True)  # just before the call: load cannot eat the margin
+        server.script.append((429, b'{"error": {"message": "slow down"}}', {"Retry-After": when}))
         start = time.perf_counter()
         assert client.complete(_request(server.url, "date hint")).text == "3"
         waited = time.perf_counter() - start

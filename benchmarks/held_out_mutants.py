@@ -14,7 +14,17 @@ timeout, and the file is restored.  A kind's test set (:data:`TESTS`) is every t
 the modules the kind changes (:data:`MODULES`): a file that imports one of them or drives the
 public entry point that runs through them, found with grep (the comment above :data:`TESTS`
 lists the patterns and what was left out), so a bug that any relevant test catches counts.  Killed = pytest exited with failures (a timeout counts
-as killed and is shown as such); survived = every test passed.  Batches:
+as killed and is shown as such); survived = every test passed.
+
+Kills are checked against the baseline: a test can fail without any bug (a wall-clock test under
+load, such as ``test_llm_client.py::test_processes_that_called_litellm_exit_promptly``), and its
+failure would count as a kill.  So when a run with a bug fails, the failing test(s) run again
+alone in the same copy *without* the bug; those that fail there too are *discounted*: the bug's
+run is repeated with them deselected (``--deselect``), up to :data:`MAX_DISCOUNTED` tests per bug,
+and the discounted tests are printed with the verdict.  A test that fails with the bug and passes
+alone without it is a kill (a flaky test that happens to pass its recheck still counts: the
+recheck removes the false kills it sees, not every possible one); a timeout is not rechecked.
+Batches:
 
 * ``1``: the first held-out set (written before any test that targets it);
 * ``2``: a second set, written at the same time as batch 1 and committed before the tests that
@@ -36,7 +46,6 @@ from __future__ import annotations
 import argparse
 import os
 import queue
-import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +57,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 0.90
+#: tests that fail without the bug too and are deselected from one bug's run, at most (then the run counts)
+MAX_DISCOUNTED = 3
 PKG = "pytest_judgerel/"
 
 #: the modules each kind's bugs change (every bug's ``file`` lies in its kind's list; --check says so)
@@ -350,9 +361,10 @@ BUGS: list[Bug] = [
         "    if message is None or recorder.report_only:\n        return result",
         "    if message is None:\n        return result\n    if recorder.report_only:\n        return None",
         "a failing gate in report-only mode returns None instead of its result"),
+    # G07 re-targeted on 2026-11-27 at the code its fix left (the loop moved into conclude_not_computed):
+    # the same behaviour change, so that --check and full runs apply every bug again
     bug("G07", 2, "gates", "gates/common.py",
-        "        for rec in recs:\n            conclude_not_computed(rec, error)",
-        "        conclude_not_computed(recs[0], error)",
+        "        conclude_not_computed(recs, error)", "        conclude_not_computed(recs[:1], error)",
         "a statistic not computed records only the first of its records"),
     bug("S06", 2, "settings", "llm/settings.py",
         "if o.path and value is not None and not os.path.isabs(value):", "if False:",
@@ -506,6 +518,7 @@ class Outcome:
     status: str  # killed, survived, timeout, error
     seconds: float
     detail: str = ""
+    discounted: tuple[str, ...] = ()  # tests that failed without the bug too, deselected from the verdict's run
 
     @property
     def killed(self) -> bool:
@@ -529,25 +542,90 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def run_tests(copy: Path, files: list[str], timeout: float) -> tuple[str, float, str]:
-    present = [f for f in files if (copy / f).exists()]
-    env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1", HYPOTHESIS_PROFILE="ci")
-    cmd = [sys.executable, "-m", "pytest", *present, "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
-           "-W", "ignore::DeprecationWarning"]
+@dataclass(frozen=True)
+class PytestRun:
+    """One pytest run: ``status`` (killed = some test failed, survived, timeout, error), its
+    seconds, a detail line and the node ids of the tests that failed."""
+
+    status: str
+    seconds: float
+    detail: str = ""
+    failed: tuple[str, ...] = ()
+
+
+#: a pytest plugin (``-p held_out_failed``) that appends the node id of every failed test, setup or
+#: collection to the file named by HELD_OUT_FAILED: exact ids, whatever their parameters hold
+_PLUGIN = """
+import os
+
+
+def _note(report):
+    if report.failed:
+        with open(os.environ["HELD_OUT_FAILED"], "a", encoding="utf-8") as fh:
+            fh.write(report.nodeid + "\\n")
+
+
+pytest_runtest_logreport = pytest_collectreport = _note
+"""
+
+
+def run_tests(copy: Path, tests: list[str], timeout: float, deselect: tuple[str, ...] = (),
+              stop_first: bool = True) -> PytestRun:
+    """``tests`` (files or node ids) run in ``copy`` with ``-x`` unless ``stop_first`` is False,
+    the ``deselect`` node ids left out."""
+    present = [t for t in tests if (copy / t.split("::")[0]).exists()]
+    plugin_dir = copy.parent / f"{copy.name}_plugin"  # one per copy: workers never write each other's
+    plugin_dir.mkdir(exist_ok=True)
+    (plugin_dir / "held_out_failed.py").write_text(_PLUGIN, encoding="utf-8")
+    failed_file = Path(tempfile.mkstemp(prefix="failed_", dir=plugin_dir)[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(copy), str(plugin_dir)]), PYTHONDONTWRITEBYTECODE="1",
+               HYPOTHESIS_PROFILE="ci", HELD_OUT_FAILED=str(failed_file))
+    cmd = [sys.executable, "-m", "pytest", *present, *(["-x"] if stop_first else []), "-q", "-n", "0",
+           "-p", "no:cacheprovider", "-p", "held_out_failed", "-W", "ignore::DeprecationWarning",
+           *(arg for test in deselect for arg in ("--deselect", test))]
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "timeout", time.perf_counter() - start, f"no result within {timeout:.0f} s"
+        return PytestRun("timeout", time.perf_counter() - start, f"no result within {timeout:.0f} s")
+    finally:
+        failed = tuple(dict.fromkeys(failed_file.read_text(encoding="utf-8").splitlines()))
+        failed_file.unlink()
     seconds = time.perf_counter() - start
     out = proc.stdout + proc.stderr
-    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.M)
     if proc.returncode == 0:
-        return "survived", seconds, ""
+        return PytestRun("survived", seconds)
     if proc.returncode == 1 or failed:
-        return "killed", seconds, failed[0] if failed else "tests failed"
+        return PytestRun("killed", seconds, failed[0] if failed else "tests failed", failed)
     tail = " | ".join(out.strip().splitlines()[-3:])
-    return "error", seconds, f"pytest exit {proc.returncode}: {tail[:300]}"
+    return PytestRun("error", seconds, f"pytest exit {proc.returncode}: {tail[:300]}")
+
+
+def run_with_bug(copy: Path, b: Bug, timeout: float) -> Outcome:
+    """``b`` planted in ``copy``, its kind's tests run; a failing test that also fails alone without
+    the bug is discounted and the run repeated without it (module docstring).  The file is
+    restored whatever happens."""
+    path = copy / b.file
+    original = path.read_text(encoding="utf-8")
+    discounted: list[str] = []
+    seconds = 0.0
+    try:
+        while True:
+            path.write_text(planted(original, b), encoding="utf-8")
+            run = run_tests(copy, TESTS[b.kind], timeout, tuple(discounted))
+            seconds += run.seconds
+            if run.status != "killed" or not run.failed or len(discounted) >= MAX_DISCOUNTED:
+                break
+            path.write_text(original, encoding="utf-8")
+            recheck = run_tests(copy, list(run.failed), timeout, stop_first=False)
+            seconds += recheck.seconds
+            also = [t for t in run.failed if t in recheck.failed]
+            if not also:  # every failing test passes without the bug: a kill
+                break
+            discounted += also
+    finally:
+        path.write_text(original, encoding="utf-8")
+    return Outcome(b, run.status, seconds, run.detail, tuple(discounted))
 
 
 def measure(bugs: list[Bug], jobs: int, timeout: float, baseline: bool) -> list[Outcome]:
@@ -567,23 +645,18 @@ def measure(bugs: list[Bug], jobs: int, timeout: float, baseline: bool) -> list[
             except queue.Empty:
                 return
             if isinstance(item, str):  # a baseline run of one kind's tests
-                status, seconds, detail = run_tests(copy, TESTS[item], timeout)
+                run = run_tests(copy, TESTS[item], timeout)
                 probe = Bug(f"base:{item}", 0, item, "", (), "no bug planted")
-                outcome = Outcome(probe, status, seconds, detail)
+                outcome = Outcome(probe, run.status, run.seconds, run.detail)
             else:
-                path = copy / item.file
-                original = path.read_text(encoding="utf-8")
-                try:
-                    path.write_text(planted(original, item), encoding="utf-8")
-                    status, seconds, detail = run_tests(copy, TESTS[item.kind], timeout)
-                finally:
-                    path.write_text(original, encoding="utf-8")
-                outcome = Outcome(item, status, seconds, detail)
+                outcome = run_with_bug(copy, item, timeout)
             with lock:
                 results.append(outcome)
                 b = outcome.bug
                 print(f"{b.id:10} {b.kind:8} {outcome.status:8} {outcome.seconds:6.1f}s  {b.what}"
-                      + (f"\n{'':28}{outcome.detail}" if outcome.detail else ""), flush=True)
+                      + (f"\n{'':28}{outcome.detail}" if outcome.detail else "")
+                      + (f"\n{'':28}discounted (fail without the bug too): {', '.join(outcome.discounted)}"
+                         if outcome.discounted else ""), flush=True)
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(max(1, jobs))]
     for t in threads:
@@ -630,6 +703,9 @@ def report(results: list[Outcome], label: str) -> None:
     survivors = [r.bug.id for r in results if not r.killed]
     if survivors:
         print(f"  survived: {', '.join(sorted(survivors))}")
+    for r in results:
+        if r.discounted:
+            print(f"  {r.bug.id}: discounted {', '.join(r.discounted)} (failed without the bug too)")
 
 
 def main(argv: list[str] | None = None) -> int:

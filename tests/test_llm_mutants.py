@@ -47,7 +47,7 @@ def _completion(text: str = "3", model: str = "x") -> bytes:
 class Scripted:
     """A threaded HTTP server on 127.0.0.1 that answers each chat request with the next scripted
     ``(status, body, headers)`` (then 200 with a chat completion), optionally after a delay chosen
-    from the prompt, and logs the path and headers of every request."""
+    from the prompt, and logs the path, headers and JSON body of every request."""
 
     def __init__(self, script: list[tuple[int, bytes, dict[str, str]]] | None = None,
                  delay: Callable[[str], float] | None = None, tls: ssl.SSLContext | None = None):
@@ -65,10 +65,11 @@ class Scripted:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                prompt = json.loads(body or b"{}").get("messages", [{}])[-1].get("content", "")
+                sent = json.loads(body or b"{}")
+                prompt = sent.get("messages", [{}])[-1].get("content", "")
                 with owner.lock:
                     owner.log.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                                      "prompt": prompt})
+                                      "prompt": prompt, "body": sent})
                     status, content, headers = owner.script.pop(0) if owner.script else (200, _completion(), {})
                 pause = owner.delay(prompt)
                 if pause:
@@ -86,7 +87,7 @@ class Scripted:
         if tls is not None:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.scheme = "https" if tls is not None else "http"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     @property

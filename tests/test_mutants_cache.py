@@ -185,3 +185,72 @@ def test_a_forked_child_does_not_inherit_its_parents_key_locks(tmp_path: Any) ->
     finally:
         lock.release()
     assert backend.key_lock(key).acquire(timeout=1.0), "the parent's release frees the key"
+
+
+# ---------------------------------------------------------------- the writer's edges (broadened)
+class _Log:
+    """A backend and key locks that log what happens to them."""
+
+    def __init__(self, fail_release: tuple[str, ...] = ()):
+        self.events: list[tuple[str, Any]] = []
+        self.fail_release = fail_release
+
+    def set_many(self, entries: dict) -> None:
+        self.events.append(("stored", dict(entries)))
+
+    def lock(self, name: str) -> Any:
+        log = self
+
+        class Lock:
+            def release(self) -> None:
+                log.events.append(("released", name))
+                if name in log.fail_release:
+                    raise RuntimeError(f"lock {name} expired")
+        return Lock()
+
+
+def test_one_lock_that_fails_to_release_does_not_keep_the_others():
+    log = _Log(fail_release=("a",))
+
+    async def scenario() -> None:
+        writes = WriteBehind(log, delay=10.0)
+        for key in "abc":
+            writes.put(key, {"v": key}, log.lock(key))
+        writes.flush()
+
+    asyncio.run(scenario())
+    assert log.events == [("stored", {"a": {"v": "a"}, "b": {"v": "b"}, "c": {"v": "c"}}),
+                          ("released", "a"), ("released", "b"), ("released", "c")]
+
+
+def test_the_size_trigger_waits_for_exactly_limit_answers_and_a_key_put_twice_is_stored_once():
+    log = _Log()
+
+    async def scenario() -> None:
+        writes = WriteBehind(log, delay=10.0, limit=3)
+        writes.put("a", {"v": 1})
+        writes.put("a", {"v": 2})  # the same key again: still one answer waiting
+        writes.put("b", {"v": 3})
+        assert log.events == [] and len(writes) == 2 and writes.get("a") == {"v": 2}
+        writes.put("c", {"v": 4})
+        assert log.events == [("stored", {"a": {"v": 2}, "b": {"v": 3}, "c": {"v": 4}})] and writes.flushes == 1
+        writes.flush()  # nothing waits: nothing is written, no transaction counted
+        assert len(log.events) == 1 and writes.flushes == 1
+
+    asyncio.run(scenario())
+
+
+def test_forget_drops_what_waits_without_storing_or_releasing_and_stops_the_timer():
+    log = _Log()
+
+    async def scenario() -> None:
+        writes = WriteBehind(log, delay=0.01)
+        writes.put("a", {"v": 1}, log.lock("a"))
+        writes.forget()
+        await asyncio.sleep(0.05)  # the timer would have flushed by now
+        assert len(writes) == 0 and writes.get("a") is None and writes.unclaimed() == {}
+        writes.put("b", {"v": 2}, log.lock("b"))  # a new answer starts a new timer
+        await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert log.events == [("stored", {"b": {"v": 2}}), ("released", "b")]

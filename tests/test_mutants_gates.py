@@ -143,3 +143,165 @@ def test_a_statistic_not_computed_records_every_record_of_its_gate_in_report_onl
         assert finish(records, None, error=ReliabilityError("a constant judge")) is None
     assert [r["statistic"] for r in rec.records] == ["ICC", "nMAE", "Kendall"]
     assert all(r["report_only"] is True for r in rec.records)
+
+
+# ---------------------------------------------------------------- batch 3's survivors
+def test_require_stable_fails_only_the_unstable_records_of_a_gate():
+    """G09: require-stable marked every record of the gate unstable and failed, the stable ones
+    too (the report then showed a stable, passing ICC as failed).  The message names only the
+    unstable record, and nothing is marked when every record is stable."""
+    stable, shaky = _rec("ICC", True), _unstable(_rec("nMAE", True))
+    stable["stability"] = {"p_pass": 0.99, "unstable": False, "n_boot": 1000, "resample": "items"}
+    with recording(Recorder(require_stable=True)) as rec:
+        with pytest.raises(JudgeReliabilityFailure) as info:
+            conclude([stable, shaky], None)
+    by_name = {r["statistic"]: r for r in rec.records}
+    assert by_name["ICC"]["passed"] is True and "unstable" not in by_name["ICC"]
+    assert by_name["nMAE"]["passed"] is False and by_name["nMAE"]["unstable"] is True
+    message = str(info.value)
+    assert message.startswith("nMAE = 0.8000 passes its threshold 0.5, but the verdict is unstable") and "ICC" not in message
+    calm = _rec("ICC", True)
+    calm["stability"] = dict(stable["stability"])
+    with recording(Recorder(require_stable=True)) as rec:
+        assert conclude([calm], None, result="ok") == "ok"
+    assert rec.records[0]["passed"] is True and "unstable" not in rec.records[0]
+
+
+# ---------------------------------------------------------------- the conclusion's other rules (issue 31, broadened)
+def test_the_parse_failure_limit_is_the_sessions_unless_given_and_must_be_a_count():
+    from pytest_judgerel.errors import ConfigError
+    from pytest_judgerel.gates.conclusion import parse_failure_limit
+
+    with recording(Recorder()):
+        assert parse_failure_limit(None) == 0 and parse_failure_limit(0) == 0 and parse_failure_limit(4) == 4
+    with recording(Recorder(max_parse_failures=2)):
+        assert parse_failure_limit(None) == 2 and parse_failure_limit(0) == 0
+    for bad in (-1, True, 1.5, "2"):
+        with pytest.raises(ConfigError) as info:
+            parse_failure_limit(bad)
+        assert str(info.value) == f"max_parse_failures must be an int >= 0, got {bad!r}"
+
+
+def test_the_unparsed_replies_message_counts_quotes_and_cuts():
+    """One reply is "reply", more are "replies"; at most five are quoted, each with its item and
+    cause, newlines shown as \\n and the reply cut at 160 characters."""
+    from pytest_judgerel import Ratings, assert_icc_above
+    from pytest_judgerel.judging.judge import JudgeFailure
+
+    data = _consistent()
+
+    def failing(count: int, reply: str) -> Ratings:
+        fails = [JudgeFailure(item=f"item{i}", rater="r0", cause="no_number", message="no number", reply=reply)
+                 for i in range(count)]
+        d = data.copy()
+        d[:count, 0] = float("nan")
+        return Ratings.from_array(d, parse_failures=fails)
+
+    with recording(Recorder()), pytest.raises(JudgeReliabilityFailure) as one:
+        assert_icc_above(failing(1, "line one\nline two"), 0.5)
+    assert "  1 judge reply could not be parsed (max_parse_failures=0); these are not scores:" in str(one.value)
+    assert "    item0 [no_number]: 'line one\\\\nline two'" in str(one.value)
+    with recording(Recorder()) as rec, pytest.raises(JudgeReliabilityFailure) as many:
+        assert_icc_above(failing(7, "x" * 300), 0.5, label="long")
+    message = str(many.value)
+    assert message.startswith("long: ICC(A,1) not computed: unparseable judge replies")
+    assert "7 judge replies could not be parsed" in message
+    assert [f"item{i} [no_number]" in message for i in range(7)] == [True] * 5 + [False] * 2
+    assert f"'{'x' * 160}'" in message and "x" * 161 not in message
+    assert rec.records[-1]["passed"] is False and rec.records[-1]["value"] is None
+    assert rec.records[-1]["parse_failures"] == 7 and rec.records[-1]["n"] == 20
+
+
+@pytest.mark.parametrize("threshold, ok", [(1.0, True), (-1.0, True), (1.0001, False), (-1.5, False),
+                                           (float("nan"), False), (True, False), ("0.5", False)])
+def test_an_icc_threshold_must_be_a_finite_number_within_the_iccs_range(threshold, ok):
+    from pytest_judgerel import assert_icc_above
+
+    data = _consistent()
+    with recording(Recorder(report_only=True)):
+        if ok:
+            assert_icc_above(data, threshold)
+        else:
+            with pytest.raises(ValueError, match=r"threshold(=| must be a finite number)"):
+                assert_icc_above(data, threshold)
+
+
+def test_require_stable_in_report_only_mode_marks_and_keeps_going():
+    """An unstable pass under require-stable *and* report-only: recorded as failed, unstable and
+    report-only, and the gate returns its result instead of raising."""
+    with recording(Recorder(require_stable=True, report_only=True)) as rec:
+        assert conclude([_unstable(_rec("ICC", True))], None, result="kept") == "kept"
+    r = rec.records[0]
+    assert (r["passed"], r["unstable"], r["report_only"]) == (False, True, True)
+
+
+@pytest.mark.parametrize("predictive, expected", [
+    (True, "panel: ICC = 0.8000 passes its threshold 0.5, but the verdict is unstable: a rerun (new items) is "
+           "predicted to pass with probability 50%; --judgerel-require-stable keeps a pass only when p_pass >= 95%"),
+    (False, "panel: ICC = 0.8000 passes its threshold 0.5, but the verdict is unstable: it passes on only 50% of "
+            "1000 bootstrap resamples (items); --judgerel-require-stable"),
+])
+def test_the_unstable_message_says_what_p_pass_predicts(predictive, expected):
+    rec = _unstable(_rec("ICC", True))
+    rec["label"] = "panel"
+    rec["stability"]["predictive"] = predictive
+    with recording(Recorder(require_stable=True)), pytest.raises(JudgeReliabilityFailure) as info:
+        conclude([rec], None)
+    assert str(info.value).startswith(expected), str(info.value)
+
+
+@pytest.mark.parametrize("model, line", [
+    ("openai/judge", "\n  judge: openai/judge"),
+    (["openai/a", "openai/b"], "\n  judge: openai/a, openai/b"),
+    ("local/smollm2", "\n  judge: local/smollm2 (embedded SmolLM2-135M-Instruct via llama.cpp: a weak judge, for "
+                      "offline runs only); its failures say little about your judge: configure a real one with "
+                      "--judge-model=<litellm model>"),
+    ("", ""), (None, ""),
+])
+def test_a_failure_ends_with_the_judge_that_produced_the_ratings(model, line):
+    rec = _rec("ICC", False)
+    rec["judge"] = {"model": model}
+    with recording(Recorder()), pytest.raises(JudgeReliabilityFailure) as info:
+        conclude([rec], "ICC below")
+    assert str(info.value) == "ICC below" + line
+
+
+def test_a_gate_without_records_still_raises_with_an_empty_record():
+    with recording(Recorder()) as rec, pytest.raises(JudgeReliabilityFailure) as info:
+        conclude([], "nothing to show")
+    assert str(info.value) == "nothing to show" and info.value.record == {} and rec.records == []
+
+
+# ---------------------------------------------------------------- what every gate shares (gates/common.py)
+def test_a_gates_common_record_fields():
+    from types import SimpleNamespace
+
+    from pytest_judgerel.gates.common import Summary, gate_fields
+
+    source = SimpleNamespace(parse_failures=[1, 2], provenance={"model": "openai/j"})
+    rec = gate_fields("icc", "ICC(A,1)", "panel", Summary(0.8, 0.7, 0.9, 20, 3), 0.5, "min", source)
+    assert rec == {"kind": "icc", "statistic": "ICC(A,1)", "label": "panel", "value": 0.8, "ci": [0.7, 0.9], "n": 20,
+                   "k": 3, "threshold": 0.5, "direction": "min", "groups": {}, "worst_items": [],
+                   "parse_failures": 2, "judge": {"model": "openai/j"}}
+    bare = gate_fields("nmae", "nMAE", None, None, None, "max", None)
+    assert (bare["value"], bare["ci"], bare["n"], bare["parse_failures"], bare["judge"]) == (None, None, None, 0, None)
+    assert Summary(0.5, 0.1, None).ci == [0.1, None] and Summary(0.5).ci is None
+
+
+def test_the_shared_argument_checks_and_message_pieces():
+    from pytest_judgerel.gates.common import check_equivalence, check_use, head, worst_lines
+
+    assert check_use("ci_low", ("estimate", "ci_low")) == "ci_low"
+    with pytest.raises(ValueError, match=r"^use must be one of \('estimate', 'ci_low'\), got 'mean'$"):
+        check_use("mean", ("estimate", "ci_low"))
+    check_equivalence("estimate", 0.0, "max_shift", 0.05)  # a margin matters only for equivalence
+    check_equivalence("equivalence", 0.1, "max_shift", 0.49)
+    with pytest.raises(ValueError, match=r"^use='equivalence' needs a margin max_shift > 0, got 0$"):
+        check_equivalence("equivalence", 0, "max_shift", 0.05)
+    for alpha in (0, 0.5, True, "0.05"):
+        with pytest.raises(ValueError, match="^alpha must lie strictly between 0 and 0.5, got "):
+            check_equivalence("estimate", 0.1, "max_shift", alpha)
+    assert head(None) == "" and head("") == "" and head("panel") == "panel: "
+    assert worst_lines([], "worst items") == []
+    assert worst_lines([{"item": "a", "detail": "off by 2"}, {"item": "b", "detail": "off by 1"}], "worst items") == [
+        "  worst items:", "    a: off by 2", "    b: off by 1"]

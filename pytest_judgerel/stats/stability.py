@@ -173,7 +173,7 @@ class VerdictStability:
         flag = (" (unstable)" if self.unstable else "") + (" (rough)" if self.rough else "")
         side = ">=" if self.direction == "min" else "<="
         kind = "predictive " if self.predictive else ""
-        drawn = (f"{self.n_boot} simulated {_RERUN_OF[self.resample]} reruns (one-way model" if self.model == "one-way"
+        drawn = (f"{self.n_boot} simulated {_RERUN_OF[self.resample]} reruns (one-way model, " if self.model == "one-way"
                  else f"{self.n_boot} {kind}{self.resample} resamples (")
         return (f"p_pass = {self.p_pass:.3f}{flag}: {self.statistic or 'statistic'} {side} {self.threshold:g} on "
                 f"{drawn}seed {self.seed}); observed {self.observed:.4g} "

@@ -31,6 +31,9 @@ Batches:
   batch 1's survivors prompted, so it measures the suite on bugs nobody tuned a test to;
 * ``3``: a third set of the same kinds, written after the tests for batches 1 and 2 and
   committed before it was run or any test was looked at for it (the broadened groups below).
+* ``4``: 32 bugs in :mod:`held_out_batch4`, written by someone who read only the package code
+  (no file under ``tests/`` opened), committed before the tests for batch 3's survivors and the
+  session's other new tests were merged, and measured on the suite with those tests.
 
     python benchmarks/held_out_mutants.py                 # every batch
     python benchmarks/held_out_mutants.py --batch 2 --jobs 2
@@ -495,6 +498,13 @@ BUGS: list[Bug] = [
         "the item means shrunk by 1 - MSW/MSR instead of its square root (repeats resampled with too little spread)"),
 ]
 
+# batch 4: written from the package code only, in its own file, before any test was looked at for
+# it and before the tests of the session that measured it were merged (held_out_batch4.py)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from held_out_batch4 import BATCH4  # noqa: E402
+
+BUGS += [bug(id_, 4, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH4]
+
 #: bugs considered and left out because no input can tell them from the original (each with why)
 DROPPED_EQUIVALENT = {
     "retry: 'ConnectError' dropped from the connection names": "httpx.ConnectError subclasses NetworkError, "
@@ -710,7 +720,7 @@ def report(results: list[Outcome], label: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, choices=(1, 2, 3), help="one batch (default: every batch)")
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4), help="one batch (default: every batch)")
     ap.add_argument("--only", help="comma-separated bug ids")
     ap.add_argument("--jobs", type=int, default=1, help="bugs measured at once (each in its own copy)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")

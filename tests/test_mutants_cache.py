@@ -254,3 +254,18 @@ def test_forget_drops_what_waits_without_storing_or_releasing_and_stops_the_time
 
     asyncio.run(scenario())
     assert log.events == [("stored", {"b": {"v": 2}}), ("released", "b")]
+
+
+def test_a_dry_run_plans_a_repeated_request_once_and_counts_the_repeat_as_a_hit(scripted_server, tmp_path):
+    """A dry run mirrors the cache of a real run: the second identical request would be answered
+    from the answer the first one stored, so it is planned once and the repeat is a hit."""
+    server = scripted_server()
+    settings = LLMSettings(cache_mode="record", backend="http", dry_run=True, cache_dir=str(tmp_path / "cache"))
+    with LLMClient(settings) as client:
+        first = client.complete(_request(server.url, "same"))
+        again = client.complete(_request(server.url, "same"))
+        other = client.complete(_request(server.url, "other"))
+        stats = client.stats
+    assert server.log == []  # nothing sent
+    assert (first.cached, again.cached, other.cached) == (False, True, False)
+    assert (stats.planned, stats.misses, stats.hits) == (2, 2, 1)

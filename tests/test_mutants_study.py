@@ -473,3 +473,12 @@ def test_a_table_is_rendered_paper_ours_difference_with_a_star_and_its_note_wher
     assert lines[lines.index(row_100) + 1:lines.index(row_100) + 3] == ["  * a known difference", "  * not in the release"]
     assert lines[-1] == "columns: paper, ours, ours - paper; * = differs by more than the tolerance"
     assert rep.count() == (n - 2, n) and rep.count(("3",)) == (0, 0)
+
+
+def test_human_scores_on_a_scale_that_starts_above_zero_are_put_on_the_unit_range_by_its_range():
+    """(score - low) / (high - low): a 1-5 human panel and a 0-10 judge that say the same thing
+    agree exactly (nMAE 0, ICC 1); dividing by the top alone would move the 1-5 means."""
+    human = _r([[1.0, 1.0], [3.0, 3.0], [5.0, 5.0], [2.0, 2.0]], scale="1-5")
+    judge = _r([[0.0], [5.0], [10.0], [2.5]])
+    row = analyse({"B": human}, {("m", "0-10", "B"): judge}).agreement_for("m", "0-10", "B")
+    assert row.nmae == pytest.approx(0.0, abs=1e-12) and row.icc == pytest.approx(1.0, abs=1e-12)

@@ -281,6 +281,18 @@ def test_a_key_the_server_echoes_in_its_error_is_masked(scripted_server, tmp_pat
     assert key not in str(info.value) and "HTTP 400: key *** is not valid" in str(info.value)
 
 
+@pytest.mark.parametrize("key, masked", [("sk-12345", True), ("sk-1234", False)])
+def test_an_echoed_key_is_masked_from_eight_characters_on(scripted_server, tmp_path, key, masked):
+    """Keys of 8 characters or more are masked in an echoed error body; shorter ones are not (so
+    that a short placeholder key does not blank common words out of a server's message)."""
+    server = scripted_server([(400, b'{"error": {"message": "key ' + key.encode() + b' refused"}}', {})])
+    with _client(tmp_path) as client:
+        with pytest.raises(LLMCallError) as info:
+            client.complete(_request(server.url, "echo", api_key=key))
+    shown = "***" if masked else key
+    assert f"HTTP 400: key {shown} refused" in str(info.value)
+
+
 def test_the_organisation_header_is_sent_when_openai_organization_is_set(scripted_server, tmp_path, monkeypatch):
     server = scripted_server()
     monkeypatch.delenv("OPENAI_ORGANIZATION", raising=False)

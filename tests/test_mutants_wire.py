@@ -78,17 +78,20 @@ def test_extra_headers_replace_the_default_ones_as_the_openai_sdk_does(scripted_
     assert sent[1]["authorization"] == "Bearer sk-test-0000" and sent[1]["accept"] == "application/json"
 
 
-@pytest.mark.parametrize("off", ["no", "off", "NO", " false "])
-def test_every_documented_false_word_turns_ssl_verify_off(scripted_server, certificate, tmp_path, monkeypatch, off):
-    """W06: only ``false`` and ``0`` honoured (``no`` and ``off`` left certificates checked)."""
+@pytest.mark.parametrize("off, on", [("false", "true"), ("0", "1"), ("False", "TRUE"), ("no", "yes"),
+                                     ("off", "on"), ("NO", "yes"), (" false ", "true")])
+def test_every_documented_false_word_turns_ssl_verify_off(scripted_server, certificate, tmp_path, monkeypatch,
+                                                          off, on):
+    """W06: only ``false`` and ``0`` honoured (``no`` and ``off`` left certificates checked); the
+    default (certificates checked, nothing sent) is test_llm_mutants.py's."""
     server = scripted_server(tls=certificate)
     monkeypatch.setenv("SSL_VERIFY", off)
     with _client(tmp_path) as client:
         assert client.complete(_request(server.url, f"verify {off}")).text == "3"
-    monkeypatch.setenv("SSL_VERIFY", "yes")
+    monkeypatch.setenv("SSL_VERIFY", on)
     with _client(tmp_path) as client:
         with pytest.raises(LLMCallError, match="(?i)certificate"):
-            client.complete(_request(server.url, "verify yes"))
+            client.complete(_request(server.url, f"verify {on}"))
 
 
 def test_a_reply_of_whitespace_only_is_retried_as_empty(scripted_server, tmp_path):

@@ -257,6 +257,25 @@ def test_pass_rate_reads_judge_ratings_as_verdicts_in_the_fixed_design_too(scrip
                          calibration=[(True, True), (False, False)] * 10)
 
 
+@pytest.mark.parametrize("sequential", [False, True])
+def test_pass_rate_on_ratings_with_unparsed_replies_fails_with_a_record_that_quotes_them(scripted, sequential):
+    """A corrected pass rate needs a verdict for every item: an unparsed reply ends the gate with a
+    failing record (value null, n and k of the ratings) and the reply quoted, as other gates do."""
+    scripted("scripted/binary-unparsed", lambda messages, **p: "??? unsure" if "x3" in json.dumps(messages) else "1")
+    judge = Judge(model="scripted/binary-unparsed", template="truthfulqa", scale="0-1", repeats=1, sequential=sequential)
+    answers = [{"id": f"a{i}", "question": "q", "answer": f"x{i}"} for i in range(20)]
+    with recording() as rec:
+        with pytest.raises(AssertionError) as info:
+            assert_pass_rate(judge.rate(answers), min_rate=0.8, calibration=[(True, True), (False, False)] * 10)
+    text = str(info.value)
+    assert "corrected pass rate not computed: unparseable judge replies" in text
+    assert "1 judge reply could not be parsed (a corrected pass rate needs a verdict for every item)" in text
+    assert "a3" in text and "??? unsure" in text
+    (pr,) = [r for r in rec.records if r["kind"] == "pass_rate"]
+    assert pr["passed"] is False and pr["value"] is None and pr["n"] == 20
+    assert ("sequential" in pr) is sequential
+
+
 def test_sequential_and_fixed_runs_share_a_redis_cache_under_xdist(pytester, server, request):
     """Sharded CI: a sequential run under xdist records into Redis, a fixed run then sends only what
     it did not draw, and a sequential replay under xdist sends nothing."""

@@ -220,10 +220,17 @@ def pass_verdicts(ratings: Ratings) -> list[bool]:
     return [bool(v >= scale.high) for v in col]
 
 
+def _verdicts_or_unparsed(ratings: Ratings) -> Any:
+    """:func:`pass_verdicts`, or the Ratings themselves when some replies were not parsed: the
+    gate then fails with a record that quotes them (a corrected pass rate needs every verdict)."""
+    return ratings if ratings.parse_failures else pass_verdicts(ratings)
+
+
 def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration: Any, use: str,
                      confidence: float, interval: str) -> tuple[Any, int | None, SequentialRun | None]:
     """The start of ``assert_pass_rate``: judge Ratings become verdicts (:func:`pass_verdicts`); a
-    pending one is drawn in item batches, look by look.  Returns (verdicts or the input, n, the run)."""
+    pending one is drawn in item batches, look by look.  Returns (verdicts or the input, n, the run);
+    Ratings with unparsed replies come back as Ratings, for the gate to fail with a record."""
     from ..stats.sequential import items_schedule, pass_rate_cutoff, pass_rate_sequential_look
 
     if not isinstance(passed, Ratings):
@@ -232,7 +239,7 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
         raise ValueError("n is given by judge Ratings (one verdict per item); pass n only with a pass count")
     pending = _pending(passed)
     if pending is None:
-        return pass_verdicts(passed), None, None
+        return _verdicts_or_unparsed(passed), None, None
     if calibration is None:
         return passed, None, None  # the gate names the missing calibration before anything is drawn
     total = pending.design.items
@@ -241,7 +248,7 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
                                   confidence=confidence, interval=interval)
     except ReliabilityError as exc:
         full, run = _fixed(pending, "items", f"no pass-count cutoff ({exc})")
-        return pass_verdicts(full), None, run
+        return _verdicts_or_unparsed(full), None, run
     schedule = items_schedule(total)
 
     def look_at(part: Ratings) -> Any:
@@ -255,7 +262,7 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
         return _fixed(pending, "items", "unparsed replies (items without a verdict)", looks)
 
     data, run = _draw_by_looks(pending, "items", schedule, look_at, unparsed)
-    return pass_verdicts(data), None, run
+    return _verdicts_or_unparsed(data), None, run
 
 
 # ---------------------------------------------------------------------------- human mean over items

@@ -105,15 +105,16 @@ def n_parse_failures(source: Any) -> int:
     return len(getattr(source, "parse_failures", ()) or ())
 
 
-def parse_failure_lines(source: Any, limit: int | None) -> list[str]:
+def parse_failure_lines(source: Any, limit: int | None, why: str | None = None) -> list[str]:
     """Failure lines when more replies failed to parse than allowed (``limit``; None: the session's
-    ``--judgerel-max-parse-failures``, 0 outside pytest); empty when within the limit."""
+    ``--judgerel-max-parse-failures``, 0 outside pytest); empty when within the limit.  ``why``
+    replaces ``max_parse_failures=<limit>`` in the first line for a gate whose own rule sets it."""
     limit = parse_failure_limit(limit)
     fails = list(getattr(source, "parse_failures", ()) or ())
     if len(fails) <= limit:
         return []
     lines = [f"  {len(fails)} judge repl{'y' if len(fails) == 1 else 'ies'} could not be parsed "
-             f"(max_parse_failures={limit}); these are not scores:"]
+             f"({why or f'max_parse_failures={limit}'}); these are not scores:"]
     for f in fails[:WORST]:
         reply = getattr(f, "reply", None) or (f.get("reply") if isinstance(f, Mapping) else str(f))
         cause = getattr(f, "cause", None) or (f.get("cause") if isinstance(f, Mapping) else "")

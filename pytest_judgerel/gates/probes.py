@@ -28,8 +28,8 @@ from .common import (
     worst_lines,
 )
 from .sequential import settle_pass_rate
-from ..ratings import Ratings
 from .stability import attach_stability, mean_gate_stability
+from ..ratings import Ratings
 from ..stats.interval import format_estimate
 from ..session.recording import (
     LengthBiasRecord,
@@ -356,9 +356,7 @@ def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, cali
             raise ValueError("assert_pass_rate corrects the judge's pass rate for its errors: pass calibration="
                              "[(judge verdict, human label), ...] from a human-labelled calibration set")
         if isinstance(passed, Ratings):  # unparsed replies: no verdict for some items (settle_pass_rate)
-            failures = parse_failure_lines(passed, 0)
-            failures[0] = failures[0].replace("(max_parse_failures=0)", "(a corrected pass rate needs a verdict "
-                                              "for every item)")
+            failures = parse_failure_lines(passed, 0, "a corrected pass rate needs a verdict for every item")
             return fail_unparsed(passed, failures, "pass_rate", "corrected pass rate", min_rate, label,
                                  sequential=None if seq is None else seq.to_dict())
         res = corrected_pass_rate(passed, n, calibration=calibration, confidence=confidence, interval=interval)

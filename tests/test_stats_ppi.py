@@ -291,3 +291,32 @@ def test_resamples_mark_undefined_ones():
     values, lows, _ = ppi_mean_resamples([0, 0, 0, 1], [1, 2, 3, 4], [0, 0, 0], n_boot=200, seed=0)
     assert np.isnan(values).any() and np.isfinite(values).any()
     assert np.array_equal(np.isnan(values), np.isnan(lows))
+
+
+@pytest.mark.parametrize("kw", [{}, {"tuned": False}, {"lam": 0.3}])
+def test_rows_with_shared_labelled_items_equal_ppi_mean_row_by_row(kw):
+    """The sequential human-mean look's completions: the same labelled items in every row
+    (broadcast), a different unlabelled set per row, undefined rows NaN as ppi_mean raises."""
+    from pytest_judgerel.stats.ppi import _confidence, _estimates_by_row, _lam_arg
+
+    a, _ = _two_systems(3, n=25, N=60)
+    rng = np.random.default_rng(5)
+    stack = a[2][rng.integers(0, 60, size=(6, 60))]
+    stack[5] = 2.0  # a constant unlabelled set: defined unless the judge is constant overall
+    values, lows, highs = _estimates_by_row(a[0][None, :], a[1][None, :], stack, _confidence(0.9),
+                                            kw.get("tuned", True), _lam_arg(kw.get("lam")))
+    for b in range(6):
+        one = ppi_mean(a[0], a[1], stack[b], confidence=0.9, **kw)
+        assert (values[b], lows[b], highs[b]) == pytest.approx((one.value, one.ci_low, one.ci_high), rel=1e-10)
+
+
+def test_rows_are_undefined_exactly_where_ppi_mean_raises():
+    from pytest_judgerel.stats.ppi import _estimates_by_row
+
+    f, y = np.full(5, 1.0), np.array([1.0, 2, 3, 4, 5])
+    stack = np.array([[1.0, 1, 1], [1.0, 2, 1]])  # row 0: a constant judge (raises when tuning)
+    values, lows, _ = _estimates_by_row(f[None, :], y[None, :], stack, 0.95, True, None)
+    with pytest.raises(ReliabilityError, match="same score"):
+        ppi_mean(f, y, stack[0])
+    assert np.isnan(values[0]) and np.isnan(lows[0])
+    assert values[1] == pytest.approx(ppi_mean(f, y, stack[1]).value, rel=1e-12)

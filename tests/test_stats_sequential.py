@@ -280,3 +280,19 @@ def test_missing_ratings_at_the_cap_fail_as_the_gate_does_and_say_why():
     look = icc_sequential_look(x, threshold=0.7, cap=4)
     assert look.decision == "fail" and look.observed is None and "missing" in look.reason
     assert icc_sequential_look(x, threshold=0.7, cap=4, nan_policy="omit").decision == "pass"
+
+
+def test_human_mean_completions_follow_the_bayesian_bootstrap():
+    """p_cap of the vectorised look against a plain loop of the same predictive (Dirichlet weights,
+    then the remaining scores drawn from them, ppi_mean on each completion), with the threshold at
+    the loop's upper quartile: a sampler that dropped the weights' spread would read far lower."""
+    f, y, fu = _ppi_data(4, 0.0)
+    seen = fu[:150]
+    rng = np.random.default_rng(99)
+    ref = np.array([ppi_mean(f, y, np.concatenate(
+        [seen, seen[rng.choice(seen.size, size=850, p=rng.dirichlet(np.ones(seen.size)))]])).value
+        for _ in range(1000)])
+    thr = float(np.quantile(ref, 0.75))
+    look = human_mean_sequential_look(f, y, seen, n_unlabeled_cap=1000, min_mean=thr, n_sim=2000, eps=0.001)
+    assert look.decision == "continue"
+    assert abs(look.p_pass_at_cap - 0.25) < 0.06  # MC sd of the difference about 0.017

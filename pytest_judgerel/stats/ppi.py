@@ -476,20 +476,35 @@ def ppi_mean_resamples(judge_labeled: Any, human_labeled: Any, judge_unlabeled: 
     rng = np.random.default_rng(seed)
     il = rng.integers(0, n, size=(n_boot, n))
     iu = rng.integers(0, N, size=(n_boot, N))
-    fl, yl, fuu = f[il], y[il], fu[iu]
+    return _estimates_by_row(f[il], y[il], fu[iu], conf, tuned, fixed)
+
+
+def _estimates_by_row(fl: np.ndarray, yl: np.ndarray, fuu: np.ndarray, conf: float, tuned: bool,
+                      fixed: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`ppi_mean` on every row of the stacks (labelled judge scores ``fl`` and labels ``yl``:
+    (b, n) or (1, n) for the same labelled items in every row; unlabelled scores ``fuu``: (b, N)),
+    vectorised: ``(values, ci_lows, ci_highs)``, NaN where :func:`ppi_mean` would raise (a constant
+    judge when tuning, a zero-width interval; the same tolerances as :func:`_estimate`)."""
+    b = fuu.shape[0]
+    fl, yl = np.broadcast_to(fl, (b, fl.shape[-1])), np.broadcast_to(yl, (b, yl.shape[-1]))
+    n, N = yl.shape[1], fuu.shape[1]
     with np.errstate(all="ignore"):
+        undefined = np.zeros(b, dtype=bool)
         if fixed is not None:
-            lam_b = np.full(n_boot, fixed)
+            lam_b = np.full(b, fixed)
         elif tuned:
-            var_f = np.concatenate([fl, fuu], axis=1).var(axis=1, ddof=1)
+            pooled = np.concatenate([fl, fuu], axis=1)
+            var_f = pooled.var(axis=1, ddof=1)
+            undefined = var_f <= 1e-12 * np.maximum(1.0, np.abs(pooled).max(axis=1)) ** 2
             cov = ((yl - yl.mean(axis=1, keepdims=True)) * (fl - fl.mean(axis=1, keepdims=True))).sum(axis=1) / (n - 1)
-            lam_b = np.where(var_f > 0, cov / ((1 + n / N) * var_f), np.nan)
+            lam_b = np.where(undefined, np.nan, cov / ((1 + n / N) * var_f))
         else:
-            lam_b = np.ones(n_boot)
+            lam_b = np.ones(b)
         resid = yl - lam_b[:, None] * fl
         values = resid.mean(axis=1) + lam_b * fuu.mean(axis=1)
         var = resid.var(axis=1, ddof=1) / n + lam_b ** 2 * fuu.var(axis=1, ddof=1) / N
-        half = _t(conf, n - 1) * np.sqrt(var)
-        bad = ~(var > 0) | ~np.isfinite(values)
+        se = np.sqrt(np.maximum(var, 0.0))
+        half = _t(conf, n - 1) * se
+        bad = undefined | ~(se > 1e-12 * np.maximum(1.0, np.abs(values))) | ~np.isfinite(values)
     values = np.where(bad, np.nan, values)
     return values, np.where(bad, np.nan, values - half), np.where(bad, np.nan, values + half)

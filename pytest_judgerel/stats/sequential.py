@@ -627,7 +627,7 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
     eps_pass`` (default :data:`HUMAN_MEAN_EPS_PASS`), "fail" at ``p_cap <= eps_fail``
     (:data:`HUMAN_MEAN_EPS_FAIL`), ``eps`` sets both; at the cap: the fixed rule.
     """
-    from .ppi import _inputs, ppi_mean  # noqa: PLC2701 - the estimator's own input checks
+    from .ppi import _confidence, _estimates_by_row, _inputs, _lam_arg, ppi_mean  # noqa: PLC2701 - its own room
 
     min_mean = _check_finite(min_mean, "min_mean")
     use = _check_use(use)
@@ -661,14 +661,21 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
                               None, seed, sched)
     rng = np.random.default_rng(seed)
     remaining = cap - seen
+    conf, fixed_lam = _confidence(confidence), _lam_arg(lam)
 
     def passes_in(b: int) -> int:
-        wins = 0
-        for _ in range(b):
-            w = rng.dirichlet(np.ones(seen))
-            drawn = fu[rng.choice(seen, size=remaining, p=w)]
-            wins += verdict(np.concatenate([fu, drawn]))[0]
-        return wins
+        # Bayesian bootstrap (Rubin 1981): Dirichlet(1, ..., 1) weights on the judged scores, then
+        # the remaining scores drawn from them (inverse CDF per row), b completions at once
+        w = rng.dirichlet(np.ones(seen), size=b)
+        cdf = np.cumsum(w, axis=1)
+        cdf[:, -1] = 1.0
+        rows = np.arange(b)[:, None]
+        flat = np.searchsorted((cdf + rows).ravel(), (rng.random((b, remaining)) + rows).ravel(), side="right")
+        idx = np.minimum(flat.reshape(b, remaining) - rows * seen, seen - 1)
+        stack = np.concatenate([np.broadcast_to(fu, (b, seen)), fu[idx]], axis=1)
+        values, lows, _ = _estimates_by_row(f[None, :], y[None, :], stack, conf, tuned, fixed_lam)
+        tested = values if use == "estimate" else lows
+        return int((np.isfinite(tested) & (tested >= min_mean)).sum())
 
     wins, done = _simulate_until_settled(passes_in, n_sim, eps_pass, eps_fail, _BLOCK)
     p = wins / done

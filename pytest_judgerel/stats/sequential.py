@@ -58,7 +58,8 @@ The three rules:
   with the unlabelled items judged in batches: the not yet judged items' scores are drawn from
   the Bayesian-bootstrap predictive of the judged ones (Rubin 1981: Dirichlet(1, ..., 1)
   weights on the observed scores, then the remaining scores from those weights), and
-  :func:`~pytest_judgerel.stats.ppi.ppi_mean` runs on each completed set (lambda re-tuned).
+  the PPI++ estimate (:func:`~pytest_judgerel.stats.ppi.ppi_mean`'s formula, vectorised over the
+  completions) is recomputed on each completed set (lambda re-tuned).
 
 Deterministic: the simulations use ``numpy.random.default_rng(seed)``; the same data and seed
 give the same look.  A completed data set on which the statistic is undefined counts as a fail,
@@ -99,7 +100,7 @@ PASS_RATE_EPS_PASS = 0.01
 PASS_RATE_EPS_FAIL = 0.03
 """The fail side of the pass-rate rule."""
 HUMAN_MEAN_EPS_PASS = 0.01
-"""The pass side of the PPI++ human-mean rule (not benchmarked: the ICC rule's split)."""
+"""The pass side of the PPI++ human-mean rule (measured with ``benchmarks/bench_sequential.py --human-only``)."""
 HUMAN_MEAN_EPS_FAIL = 0.03
 """The fail side of the PPI++ human-mean rule."""
 OFFSET_PRIOR_DF = 4.0

@@ -318,14 +318,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="ICC data sets per family with the truth on the threshold (default 2000; quick 60)")
     ap.add_argument("--icc-truths", type=str, default=None,
                     help="comma-separated ICC truths to run (default all; to tune the rule)")
-    ap.add_argument("--icc-eps-pass", type=float, default=ICC_EPS_PASS,
-                    help=f"the ICC rule's pass-side eps (default {ICC_EPS_PASS})")
-    ap.add_argument("--icc-eps-fail", type=float, default=ICC_EPS_FAIL,
-                    help=f"the ICC rule's fail-side eps (default {ICC_EPS_FAIL})")
-    ap.add_argument("--rate-eps-pass", type=float, default=PASS_RATE_EPS_PASS,
-                    help=f"the pass-rate rule's pass-side eps (default {PASS_RATE_EPS_PASS})")
-    ap.add_argument("--rate-eps-fail", type=float, default=PASS_RATE_EPS_FAIL,
-                    help=f"the pass-rate rule's fail-side eps (default {PASS_RATE_EPS_FAIL})")
+    for key, what, levels in (("icc", "ICC", (ICC_EPS_PASS, ICC_EPS_FAIL)),
+                              ("rate", "pass-rate", (PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)),
+                              ("human", "human-mean", (HUMAN_MEAN_EPS_PASS, HUMAN_MEAN_EPS_FAIL))):
+        for side, default in zip(("pass", "fail"), levels):
+            ap.add_argument(f"--{key}-eps-{side}", type=float, default=default,
+                            help=f"the {what} rule's {side}-side eps (default {default})")
     ap.add_argument("--rate-batch", type=int, default=None,
                     help="items per look of the pass-rate rule (default items_schedule's)")
     ap.add_argument("--rate-only", action="store_true", help="only the pass-rate rule (to tune it)")
@@ -333,10 +331,6 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"the ICC rule's prior df on the repeat offsets (default {OFFSET_PRIOR_DF:g})")
     ap.add_argument("--icc-only", action="store_true", help="only the ICC rule (to tune it)")
     ap.add_argument("--human-only", action="store_true", help="only the human-mean (PPI++) rule")
-    ap.add_argument("--human-eps-pass", type=float, default=HUMAN_MEAN_EPS_PASS,
-                    help=f"the human-mean rule's pass-side eps (default {HUMAN_MEAN_EPS_PASS})")
-    ap.add_argument("--human-eps-fail", type=float, default=HUMAN_MEAN_EPS_FAIL,
-                    help=f"the human-mean rule's fail-side eps (default {HUMAN_MEAN_EPS_FAIL})")
     ap.add_argument("--human-datasets", type=int, default=None,
                     help="human-mean data sets per truth and judge (default 200, 1,000 on the threshold; quick 20 / 60)")
     args = ap.parse_args(argv)

@@ -93,7 +93,7 @@ ICC_EPS_FAIL = 0.10
 """Stop with "fail" when that probability is <= eps_fail (ICC rule): the futility level gamma = 0.9 that
 Jennison & Turnbull (2000, *Group Sequential Methods*, p. 206) recommend for stochastic curtailment
 (Lachin 2005, *Stat. Med.* 24, on futility by conditional power).  Measured with
-``benchmarks/bench_sequential.py`` over four seeds (``docs/concepts.md``, "Sequential gates"): it also
+``benchmarks/bench_sequential.py`` at six seeds (``docs/concepts.md``, "Sequential gates"): it also
 offsets the pass side's lean with repeat offsets."""
 PASS_RATE_EPS_PASS = 0.01
 """The same for the pass-rate rule (exact predictive, no Monte Carlo error)."""

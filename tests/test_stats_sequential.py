@@ -204,7 +204,7 @@ def test_pass_rate_predictive_is_the_beta_binomial():
     look = pass_rate_sequential_look(88, 100, n_cap=1000, min_rate=0.9, calibration=CAL, cutoff=cut)
     expected = _beta_binomial_tail(cut.count - 88, 900, 0.5 + 88, 0.5 + 12)
     assert look.p_pass_at_cap == pytest.approx(expected, abs=1e-12)
-    assert look.decision == "continue" and look.next_size == 200
+    assert look.decision == "continue" and look.next_size == 120  # pass_rate_schedule(1000): 20, 70, 120, ...
 
 
 def test_pass_rate_stops_early_both_ways_and_is_certain_when_curtailed():

@@ -105,7 +105,8 @@ class SequentialRun:
             "rule": None if last is None else last.rule, "eps_pass": None if last is None else last.eps_pass,
             "eps_fail": None if last is None else last.eps_fail,
             "looks": [{"look": lk.look, "used": lk.used, "decision": lk.decision, "p_pass_at_cap": lk.p_pass_at_cap,
-                       "observed": lk.observed, "n_sim": lk.n_sim} for lk in self.looks],
+                       "observed": lk.observed, "n_sim": lk.n_sim, "items": getattr(lk, "items", None)}
+                      for lk in self.looks],
         })
 
 
@@ -138,15 +139,16 @@ Ended = tuple[Ratings, SequentialRun]
 def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: Callable[[Ratings], Any],
                    unparsed: Callable[[Ratings, int, tuple[Any, ...]], Ended | None]) -> Ended:
     """The one look loop of every sequential gate: draw the prefix of ``size`` repeats (or items)
-    for each ``size`` on ``schedule``; ``unparsed(part, size, looks)`` may end the drawing on the
+    for each stage on ``schedule`` (repeats on a first share of the items for its ``item_looks``); ``unparsed(part, size, looks)`` may end the drawing on the
     prefix's parse failures (its return value is the end); otherwise ``look_at(part)`` looks, and a
     look that stopped ends it (the prefix before the cap, the whole cap at it).  A look that cannot
     be computed (:class:`ReliabilityError`) draws the whole cap: the fixed design decides."""
-    prefix = pending.repeats_prefix if unit == "repeats" else pending.items_prefix
     looks: list[Any] = []
-    size: int | None = schedule.first
-    while size is not None:
-        part = prefix(size)
+    for items, size in schedule.stages:
+        if unit == "items":
+            part = pending.items_prefix(size)
+        else:
+            part = pending.repeats_prefix(size) if items is None else pending.block_prefix(items, size)
         ended = unparsed(part, size, tuple(looks))
         if ended is not None:
             return ended
@@ -158,7 +160,6 @@ def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: C
         if look.stopped:
             stop, reason = _look_stop(look)
             return (pending.materialize() if look.at_cap else part), _run(pending, unit, size, looks, stop, reason)
-        size = look.next_size
     raise AssertionError(f"a sequential gate over {unit} ran past its schedule")  # the look at the cap always stops
 
 
@@ -190,7 +191,8 @@ def settle_icc(ratings: Any, *, threshold: float, form: str, use: str, confidenc
     if cap < 2:
         return _fixed(pending, "repeats", f"repeats({cap}): an ICC over repeats needs at least 2")
     limit = parse_failure_limit(max_parse_failures)
-    schedule = repeats_schedule(cap)
+    schedule = repeats_schedule(cap, n_items=pending.design.items) if pending.design.items >= 2 else \
+        repeats_schedule(cap)
 
     def look_at(part: Ratings) -> Any:
         policy = "omit" if part.parse_failures and nan_policy == "raise" else nan_policy  # as the gate drops them

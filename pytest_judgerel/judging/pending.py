@@ -7,7 +7,9 @@ rated ``repeats`` times, raters ``r0`` ... ``r(k-1)``).  A sequential gate
 * :meth:`PendingRatings.repeats_prefix` -- the first ``r`` repeat columns of every item (ICC over
   repeats);
 * :meth:`PendingRatings.items_prefix` -- every repeat of the first ``m`` items in the judging order
-  (pass rate and human mean over items).
+  (pass rate and human mean over items);
+* :meth:`PendingRatings.block_prefix` -- the first ``r`` repeats of the first ``m`` items (an ICC
+  look on a first share of the items).
 
 Each cell is the same request as the fixed design's (repeat ``j`` is sample index ``j``), so a
 sequential run and a fixed run share their cache entries, and nothing is drawn twice.  The judging
@@ -139,6 +141,17 @@ class PendingRatings(Ratings):
         cols = self._columns(repeats)
         self._draw(rows, cols)
         return self._assemble(rows, cols, drawn_repeats=repeats)
+
+    def block_prefix(self, items: int, repeats: int) -> Ratings:
+        """The first ``repeats`` repeats of the first ``items`` items in the judging order
+        (:func:`judging_order`), drawing the missing ones (an ICC look on a first share of the items)."""
+        if not 1 <= items <= len(self._rows) or not 1 <= repeats <= self._cap:
+            raise ValueError(f"block_prefix({items}, {repeats}): the cap is {len(self._rows)} items x {self._cap} "
+                             "repeats")
+        rows = self._order[:items]
+        cols = self._columns(repeats)
+        self._draw(rows, cols)
+        return self._assemble(rows, cols, drawn_items=items, drawn_repeats=repeats)
 
     def items_prefix(self, items: int) -> Ratings:
         """Every repeat of the first ``items`` items in the judging order (:func:`judging_order`),

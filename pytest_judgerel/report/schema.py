@@ -48,7 +48,7 @@ _SEQUENTIAL = {
         "looks": {"type": "array", "items": {"type": "object", "properties": {
             "look": _INT, "used": _INT, "decision": _DECISION,
             "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-            "observed": _NUM_OR_NULL, "n_sim": _INT_OR_NULL}}},
+            "observed": _NUM_OR_NULL, "n_sim": _INT_OR_NULL, "items": _INT_OR_NULL}}},
     },
 }
 

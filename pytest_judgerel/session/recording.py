@@ -116,6 +116,7 @@ class SequentialLookInfo(TypedDict, total=False):
     p_pass_at_cap: float | None
     observed: float | None
     n_sim: int | None
+    items: int | None  # a look on a first share of the items: how many (None: all of them)
 
 
 class SequentialInfo(TypedDict, total=False):

@@ -78,12 +78,12 @@ from ..errors import ReliabilityError
 
 __all__ = [
     "LookSchedule", "SequentialLook", "PassRateCutoff",
-    "repeats_schedule", "items_schedule",
+    "repeats_schedule", "items_schedule", "pass_rate_schedule",
     "FixedVerdict", "icc_fixed_verdict", "icc_sequential_look",
     "pass_rate_cutoff", "pass_rate_sequential_look",
     "human_mean_sequential_look",
     "ICC_EPS_PASS", "ICC_EPS_FAIL", "PASS_RATE_EPS_PASS", "PASS_RATE_EPS_FAIL",
-    "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF",
+    "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF", "ITEM_LOOK_MIN", "PASS_RATE_FIRST",
 ]
 
 ICC_EPS_PASS = 0.01
@@ -106,6 +106,10 @@ HUMAN_MEAN_EPS_FAIL = 0.03
 OFFSET_PRIOR_DF = 4.0
 """Pseudo-degrees of freedom of the ICC rule's prior on the repeats' expected mean square, centred
 at "no offsets" (``_offsets_mean_square``; chosen with ``benchmarks/bench_sequential.py``)."""
+ITEM_LOOK_MIN = 10
+"""The fewest items an ICC look on a first share of the items uses (``repeats_schedule(n_items=)``)."""
+PASS_RATE_FIRST = 20
+"""Items judged before the pass-rate gate's first look (``pass_rate_schedule``)."""
 N_SIM = 400
 """Simulated completions per look (ICC and human-mean rules); Monte Carlo sd at p = 0.98: 0.007."""
 
@@ -119,10 +123,26 @@ class LookSchedule:
 
     looks: tuple[int, ...]
     unit: str
+    item_looks: tuple[int, ...] = ()
+    """Looks before ``looks``' first: ``first`` repeats on a first share of the items (these counts, in the
+    judging order), for ICC gates whose first all-items look would already cost a large share of the cap."""
+    n_items: int | None = None
+    """The cap's items (set with ``item_looks``)."""
 
     @property
     def cap(self) -> int:
         return self.looks[-1]
+
+    @property
+    def stages(self) -> tuple[tuple[int | None, int], ...]:
+        """Every look in order as (items, size): ``item_looks`` at the first size, then all items (None)."""
+        return tuple((m, self.first) for m in self.item_looks) + tuple((None, s) for s in self.looks)
+
+    def stage_number(self, items: int | None, used: int) -> int:
+        """1-based number of the look at ``used`` on ``items`` (None or the cap's items: all of them)."""
+        if items is None or self.n_items is None or items >= self.n_items:
+            return len(self.item_looks) + self.look_number(used)
+        return sum(1 for m in self.item_looks if m <= items)
 
     @property
     def first(self) -> int:
@@ -137,7 +157,10 @@ class LookSchedule:
         return next((s for s in self.looks if s > used), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"looks": list(self.looks), "unit": self.unit, "cap": self.cap}
+        out: dict[str, Any] = {"looks": list(self.looks), "unit": self.unit, "cap": self.cap}
+        if self.item_looks:
+            out.update(item_looks=list(self.item_looks), n_items=self.n_items)
+        return out
 
 
 def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -146,21 +169,38 @@ def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def repeats_schedule(cap: int, first: int = 2) -> LookSchedule:
-    """Looks after repeats ``first, first + 1, ..., cap`` (an ICC needs 2 repeats before it can look)."""
+def repeats_schedule(cap: int, first: int = 2, n_items: int | None = None) -> LookSchedule:
+    """Looks after repeats ``first, first + 1, ..., cap`` (an ICC needs 2 repeats before it can look).
+
+    With ``n_items`` (the cap's items) the looks at ``first`` repeats start on a first share of the
+    items: every ``max(ITEM_LOOK_MIN, ceil(n_items / 3))`` items in the judging order, then all of
+    them, so a gate whose first all-items look costs ``first / cap`` of its calls can stop sooner."""
     cap = _positive_int(cap, "cap (the repeats of the fixed design)", 2)
     first = _positive_int(first, "first", 2)
     if first > cap:
         raise ReliabilityError(f"the first look ({first} repeats) lies past the cap ({cap} repeats)")
-    return LookSchedule(tuple(range(first, cap + 1)), "repeats")
+    if n_items is None:
+        return LookSchedule(tuple(range(first, cap + 1)), "repeats")
+    n_items = _positive_int(n_items, "n_items (the items of the fixed design)", 2)
+    step = max(ITEM_LOOK_MIN, math.ceil(n_items / 3))
+    return LookSchedule(tuple(range(first, cap + 1)), "repeats", tuple(range(step, n_items, step)), n_items)
 
 
-def items_schedule(cap: int, batch: int | None = None) -> LookSchedule:
-    """Looks after every ``batch`` items (default ``max(50, ceil(cap / 10))``) and at the cap."""
+def items_schedule(cap: int, batch: int | None = None, first: int | None = None) -> LookSchedule:
+    """Looks after ``first`` items (default ``batch``), then every ``batch`` items (default
+    ``max(50, ceil(cap / 10))``) and at the cap."""
     cap = _positive_int(cap, "cap (the items of the fixed design)")
     batch = max(50, math.ceil(cap / 10)) if batch is None else _positive_int(batch, "batch")
-    looks = list(range(batch, cap, batch)) + [cap]
+    start = batch if first is None else _positive_int(first, "first")
+    looks = list(range(start, cap, batch)) + [cap]
     return LookSchedule(tuple(looks), "items")
+
+
+def pass_rate_schedule(cap: int) -> LookSchedule:
+    """The pass-rate gate's looks: from :data:`PASS_RATE_FIRST` items in steps of ``max(10, ceil(cap / 20))``
+    (its look is exact and cheap, so small gates look too)."""
+    cap = _positive_int(cap, "cap (the items of the fixed design)")
+    return items_schedule(cap, batch=max(10, math.ceil(cap / 20)), first=min(PASS_RATE_FIRST, cap))
 
 
 # ---------------------------------------------------------------------------- result
@@ -192,36 +232,47 @@ class SequentialLook:
     n_sim: int | None = None
     seed: int | None = None
     schedule: LookSchedule | None = None
+    items: int | None = None
+    """Items seen, for a look on a first share of them (None: all of the cap's items)."""
+    items_cap: int | None = None
 
     @property
     def stopped(self) -> bool:
         return self.decision != "continue"
 
     @property
+    def partial(self) -> bool:
+        """The look saw only a first share of the cap's items."""
+        return self.items is not None and self.items_cap is not None and self.items < self.items_cap
+
+    @property
     def at_cap(self) -> bool:
-        return self.used >= self.cap
+        return self.used >= self.cap and not self.partial
 
     @property
     def share_of_cap(self) -> float:
-        """Repeats (or items) used as a share of the fixed design's."""
-        return self.used / self.cap
+        """Judge answers used as a share of the fixed design's."""
+        share = self.used / self.cap
+        return share * self.items / self.items_cap if self.partial else share  # type: ignore[operator]
 
     @property
     def next_size(self) -> int | None:
-        """Repeats (or items) to have at the next look (None once stopped)."""
+        """Repeats (or items) to have at the next look (None once stopped); after a look on a first
+        share of the items, the same repeats (on more items)."""
         if self.stopped or self.schedule is None:
             return None
-        return self.schedule.next_size(self.used)
+        return self.used if self.partial else self.schedule.next_size(self.used)
 
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "look": self.look, "used": self.used, "cap": self.cap,
                 "unit": self.unit, "p_pass_at_cap": self.p_pass_at_cap, "observed": self.observed,
                 "threshold": self.threshold, "eps_pass": self.eps_pass, "eps_fail": self.eps_fail, "rule": self.rule, "reason": self.reason,
-                "n_sim": self.n_sim, "seed": self.seed,
+                "n_sim": self.n_sim, "seed": self.seed, "items": self.items, "items_cap": self.items_cap,
                 "schedule": None if self.schedule is None else self.schedule.to_dict()}
 
     def __str__(self) -> str:
-        return (f"sequential {self.rule}: look {self.look}, {self.used}/{self.cap} {self.unit}: "
+        on = f" on {self.items}/{self.items_cap} items" if self.partial else ""
+        return (f"sequential {self.rule}: look {self.look}, {self.used}/{self.cap} {self.unit}{on}: "
                 f"{self.decision} (P(pass at cap) = {self.p_pass_at_cap:.3f}); {self.reason}")
 
 
@@ -362,9 +413,25 @@ def _offsets_mean_square(ssc: float, df: int, ems_e: np.ndarray, prior_df: float
     return (ssc + prior_df * ems_e) / rng.chisquare(df + prior_df, ems_e.size)
 
 
+def _new_items(x: np.ndarray, cap: int, n_new: int, s_a: np.ndarray, s_e: np.ndarray, offsets: np.ndarray,
+               rng: np.random.Generator) -> np.ndarray:
+    """Completions (n_sim, n_new, cap) of items not drawn yet: their true means around the grand
+    mean (drawn with its uncertainty, shared by the new items), the observed repeats' offsets
+    (the observed column means' deviations) and ``offsets`` for the repeats to come, normal noise."""
+    n, r = x.shape
+    n_sim = s_a.size
+    g = float(x.mean())
+    centre = g + np.sqrt(s_a / n + s_e / (n * r)) * rng.standard_normal(n_sim)
+    theta = centre[:, None] + np.sqrt(s_a)[:, None] * rng.standard_normal((n_sim, n_new))
+    shift = np.concatenate([np.broadcast_to(x.mean(axis=0) - g, (n_sim, r)), offsets], axis=1)
+    noise = np.sqrt(s_e)[:, None, None] * rng.standard_normal((n_sim, n_new, cap))
+    return theta[:, :, None] + shift[:, None, :] + noise
+
+
 def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Generator,
-                          offset_prior_df: float = OFFSET_PRIOR_DF) -> np.ndarray:
-    """``n_sim`` completions (n_sim, n, cap) of the observed items x repeats ``x`` (module docstring)."""
+                          offset_prior_df: float = OFFSET_PRIOR_DF, n_items: int | None = None) -> np.ndarray:
+    """``n_sim`` completions (n_sim, n_items, cap) of the observed items x repeats ``x`` (module
+    docstring); ``n_items`` (default: the observed items) adds items not drawn yet (:func:`_new_items`)."""
     n, r = x.shape
     m = cap - r
     g = float(x.mean())
@@ -387,9 +454,11 @@ def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Ge
                - np.sqrt(s_b / r)[:, None] * rng.standard_normal((n_sim, 1)))
     noise = np.sqrt(s_e)[:, None, None] * rng.standard_normal((n_sim, n, m))
     future = theta[:, :, None] + offsets[:, None, :] + noise
-    out = np.empty((n_sim, n, cap))
-    out[:, :, :r] = x[None]
-    out[:, :, r:] = future
+    out = np.empty((n_sim, n if n_items is None else n_items, cap))
+    out[:, :n, :r] = x[None]
+    out[:, :n, r:] = future
+    if n_items is not None and n_items > n:
+        out[:, n:, :] = _new_items(x, cap, n_items - n, s_a, s_e, offsets, rng)
     return out
 
 
@@ -403,22 +472,50 @@ def _icc_passes_on(stack: np.ndarray, form: str, use: str, confidence: float, th
     return np.array([icc_fixed_verdict(s, threshold, form, use, confidence=confidence).passed for s in stack])
 
 
+def _icc_at_cap(x: np.ndarray, threshold: float, canon: str, use: str, confidence: float, nan_policy: str,
+                eps_pass: float, eps_fail: float, rule: str, look: int, seed: int | None,
+                sched: LookSchedule) -> SequentialLook:
+    """The look at the cap: the fixed rule itself (:func:`icc_fixed_verdict`)."""
+    cap = x.shape[1]
+    fixed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence, nan_policy=nan_policy)
+    passed, tested = fixed.passed, fixed.tested
+    if tested is None:
+        why = f"not computed, which fails: {fixed.error}"
+    else:
+        why = f"{tested:.4f} {'>=' if passed else '<'} {threshold:g}"
+    return SequentialLook("pass" if passed else "fail", look, cap, cap, "repeats", float(passed), tested,
+                          threshold, eps_pass, eps_fail, rule, f"at the cap: the fixed rule on all {cap} repeats ({why})",
+                          None, seed, sched, sched.n_items, sched.n_items)
+
+
+def _icc_items(x: np.ndarray, n_items: int | None, sched: LookSchedule | None) -> int:
+    """The cap's items: ``n_items``, else the schedule's, else the observed ones (checked)."""
+    total = n_items if n_items is not None else (sched.n_items if sched is not None else None)
+    if total is None:
+        return int(x.shape[0])
+    total = _positive_int(total, "n_items (the items of the fixed design)", 2)
+    if x.shape[0] > total:
+        raise ReliabilityError(f"ratings have {x.shape[0]} items, more than the cap's {total}")
+    return total
+
+
 def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str = "A,1", use: str = "estimate",
                         confidence: float = 0.95, nan_policy: str = "raise", eps: float | None = None,
                         eps_pass: float | None = None, eps_fail: float | None = None, n_sim: int = N_SIM,
                         seed: int | None = 0, schedule: LookSchedule | None = None,
-                        offset_prior_df: float = OFFSET_PRIOR_DF) -> SequentialLook:
+                        offset_prior_df: float = OFFSET_PRIOR_DF, n_items: int | None = None) -> SequentialLook:
     """One look of a sequential ICC gate over repeats.
 
     ``ratings``: the items x repeats drawn so far (the first ``r`` of the cap's repeats, ``2 <= r
     <= cap``; an object with ``to_matrix()`` works too); ``threshold``/``form``/``use``/
     ``confidence``/``nan_policy``: the fixed gate's (``assert_icc_above``); ``cap``: the fixed
-    design's repeats.  Before the cap the decision comes from ``n_sim`` simulated completions
-    (module docstring; ``seed``; ``offset_prior_df``: the pseudo-df of the prior on the repeat
-    offsets, 0 for the flat prior); it stops with "pass" at ``p_cap >= 1 - eps_pass`` (default
-    :data:`ICC_EPS_PASS`) and "fail" at ``p_cap <= eps_fail`` (:data:`ICC_EPS_FAIL`); ``eps`` sets
-    both.  At the cap it is :func:`icc_fixed_verdict` on ``ratings``.
-    ``nan_policy="omit"`` drops items with a missing rating so far (the fixed gate drops them too).
+    design's repeats; ``n_items``: its items (default the schedule's, else the rows given), more
+    than the rows for a look on a first share of them.  Before the cap the decision comes from
+    ``n_sim`` simulated completions (module docstring; ``seed``; ``offset_prior_df``: the
+    pseudo-df of the prior on the repeat offsets, 0 for the flat prior); it stops with "pass" at
+    ``p_cap >= 1 - eps_pass`` (default :data:`ICC_EPS_PASS`) and "fail" at ``p_cap <= eps_fail``
+    (:data:`ICC_EPS_FAIL`); ``eps`` sets both.  At the cap it is :func:`icc_fixed_verdict` on
+    ``ratings``.  ``nan_policy="omit"`` drops items with a missing rating so far (the fixed gate drops them too).
     """
     from .icc import canonical_form
 
@@ -437,24 +534,17 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
         raise ReliabilityError(f"offset_prior_df must be >= 0 (0: the flat prior), got {offset_prior_df!r}")
     x = _icc_matrix(ratings)
     n, r = x.shape
+    total = _icc_items(x, n_items, schedule)
     if r > cap:
         raise ReliabilityError(f"ratings have {r} repeats, more than the cap of {cap}: a sequential gate never "
                                "draws past its cap")
     if r < 2:
         raise ReliabilityError(f"ratings have {r} repeat(s): a look needs at least 2 repeats per item")
     rule = f"ICC({canon}) {'lower CI bound' if use == 'ci_low' else 'estimate'} >= {threshold:g} at {cap} repeats"
-    look = sched.look_number(r)
-    if r == cap:
-        fixed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence, nan_policy=nan_policy)
-        passed, tested = fixed.passed, fixed.tested
-        if tested is None:
-            why = f"not computed, which fails: {fixed.error}"
-        else:
-            why = f"{tested:.4f} {'>=' if passed else '<'} {threshold:g}"
-        return SequentialLook("pass" if passed else "fail", look, r, cap, "repeats", float(passed), tested,
-                              threshold, eps_pass, eps_fail, rule,
-                              f"at the cap: the fixed rule on all {cap} repeats ({why})",
-                              None, seed, sched)
+    look = sched.stage_number(n, r)
+    if r == cap and n == total:
+        return _icc_at_cap(x, threshold, canon, use, confidence, nan_policy, eps_pass, eps_fail, rule, look, seed,
+                           sched)
     missing = np.isnan(x).any(axis=1)
     if missing.any():
         if nan_policy == "raise":
@@ -465,14 +555,17 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
         raise ReliabilityError(f"{x.shape[0]} complete item(s): an ICC needs at least 2 items")
     observed = icc_fixed_verdict(x, threshold, canon, use, confidence=confidence).tested
     rng = np.random.default_rng(seed)
-    block = max(1, min(_BLOCK, 2_000_000 // (x.shape[0] * cap)))
+    rows = total - int(missing.sum())
+    block = max(1, min(_BLOCK, 2_000_000 // (rows * cap)))
     passes, done = _simulate_until_settled(
-        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng, prior_df), canon, use, confidence,
+        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng, prior_df, rows), canon, use, confidence,
                                      threshold).sum()), n_sim, eps_pass, eps_fail, block)
     p = passes / done
     decision, reason = _decide(p, eps_pass, eps_fail, f"ICC({canon})")
+    on = f", {total - n} items not drawn yet" if n < total else ""
     return SequentialLook(decision, look, r, cap, "repeats", p, observed, threshold, eps_pass, eps_fail, rule,
-                          f"{reason} ({done} simulated completions of the two-way model)", done, seed, sched)
+                          f"{reason} ({done} simulated completions of the two-way model{on})", done, seed, sched,
+                          n if n < total else None, total if n < total else None)
 
 
 # ---------------------------------------------------------------------------- pass rate over items
@@ -583,7 +676,7 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
         raise ReliabilityError(f"cutoff was computed for n_cap={cutoff.n_cap}, min_rate={cutoff.min_rate}, "
                                f"use={cutoff.use!r}, not for this gate (n_cap={n_cap}, min_rate={min_rate}, "
                                f"use={use!r})")
-    sched = _check_schedule(schedule, items_schedule(n_cap), n_cap)
+    sched = _check_schedule(schedule, pass_rate_schedule(n_cap), n_cap)
     rule = (f"corrected pass rate {'lower CI bound' if use == 'ci_low' else 'estimate'} >= {min_rate:g} "
             f"at {n_cap} items (judge passes >= {cutoff.count} of {n_cap})")
     remaining = n_cap - seen

@@ -4,10 +4,11 @@ In sequential mode (``--judgerel-sequential``, or ``@pytest.mark.judge(sequentia
 ``Judge.rate`` returns a :class:`~pytest_judgerel.judging.pending.PendingRatings`.  A gate that takes
 part hands it to its ``settle_*`` function first:
 
-* :func:`settle_icc` (``assert_icc_above``): draws repeats 2, 3, ... of every item and calls
+* :func:`settle_icc` (``assert_icc_above``): draws 2 repeats of a first share of the items, then
+  repeats 2, 3, ... of every item, and calls
   :func:`~pytest_judgerel.stats.sequential.icc_sequential_look` after each;
 * :func:`settle_pass_rate` (``assert_pass_rate``): draws the items in batches
-  (:func:`~pytest_judgerel.stats.sequential.items_schedule`) and calls
+  (:func:`~pytest_judgerel.stats.sequential.pass_rate_schedule`) and calls
   :func:`~pytest_judgerel.stats.sequential.pass_rate_sequential_look`;
 * :func:`settle_human_mean` (``assert_human_mean_above``): draws the unlabelled items in batches and
   calls :func:`~pytest_judgerel.stats.sequential.human_mean_sequential_look`.
@@ -233,7 +234,7 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
     """The start of ``assert_pass_rate``: judge Ratings become verdicts (:func:`pass_verdicts`); a
     pending one is drawn in item batches, look by look.  Returns (verdicts or the input, n, the run);
     Ratings with unparsed replies come back as Ratings, for the gate to fail with a record."""
-    from ..stats.sequential import items_schedule, pass_rate_cutoff, pass_rate_sequential_look
+    from ..stats.sequential import pass_rate_cutoff, pass_rate_schedule, pass_rate_sequential_look
 
     if not isinstance(passed, Ratings):
         return passed, n, None
@@ -251,7 +252,7 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
     except ReliabilityError as exc:
         full, run = _fixed(pending, "items", f"no pass-count cutoff ({exc})")
         return _verdicts_or_unparsed(full), None, run
-    schedule = items_schedule(total)
+    schedule = pass_rate_schedule(total)
 
     def look_at(part: Ratings) -> Any:
         return pass_rate_sequential_look(pass_verdicts(part), n_cap=total, min_rate=min_rate, calibration=calibration,

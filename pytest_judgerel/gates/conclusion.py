@@ -10,7 +10,8 @@ test's :class:`~pytest_judgerel.session.recording.Recorder` (no module globals):
 * ``max_parse_failures`` (``--judgerel-max-parse-failures``): :func:`parse_failure_limit` is the
   limit a gate applies when its caller names none;
 * ``require_stable`` (``--judgerel-require-stable``): a pass whose verdict is unstable
-  (0.05 < p_pass < 0.95 over bootstrap resamples, :mod:`pytest_judgerel.gates.stability`) fails;
+  (0.05 < p_pass < 0.95 over bootstrap resamples, :mod:`pytest_judgerel.gates.stability`; for a
+  sequential gate settled before its cap, its prediction of the cap's verdict) fails;
 * ``report_only`` (``--judgerel-report-only``): every record is kept, nothing raises.
 
 Each record is stored with the recorder; a failure raises :class:`JudgeReliabilityFailure` (an
@@ -19,7 +20,7 @@ Each record is stored with the recorder; a failure raises :class:`JudgeReliabili
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from ..session.recording import MetricRecord, active_recorder
 
@@ -56,11 +57,15 @@ def conclude(records: Sequence[MetricRecord], message: str | None, result: Any =
     __tracebackhide__ = True
     recorder = active_recorder()
     if message is None and recorder.require_stable:
-        shaky = [rec for rec in records if (rec.get("stability") or {}).get("unstable")]
+        shaky = [rec for rec in records if _unstable(rec)]
         if shaky:
             for rec in shaky:
                 rec["passed"] = False
                 rec["unstable"] = True
+                seq = cast(dict[str, Any], rec).get("sequential")
+                if seq is not None:  # the block's decision is the test's outcome
+                    seq["decision"] = "fail"
+                    seq["reason"] = f"{seq.get('reason')}; --judgerel-require-stable failed the unstable pass"
             message = "\n".join(_unstable_message(rec) for rec in shaky)
     if message is not None and recorder.report_only:
         failed = [rec for rec in records if not rec.get("passed")] or list(records)
@@ -72,6 +77,16 @@ def conclude(records: Sequence[MetricRecord], message: str | None, result: Any =
         return result
     first = records[0] if records else None
     raise JudgeReliabilityFailure(message + _judge_line(first.get("judge") if first else None), first)
+
+
+def _unstable(rec: MetricRecord) -> bool:
+    """Whether a record's verdict is unstable.  A sequential gate that a look settled before its cap
+    is judged on the cap's prediction (its ``p_pass_at_cap``, the verdict the fixed design would
+    reach on these answers), not on the prefix it drew; otherwise on the record's ``stability``."""
+    seq = cast(dict[str, Any], rec).get("sequential") or {}
+    if seq.get("early") and seq.get("p_pass_at_cap") is not None:
+        return bool(0.05 < float(seq["p_pass_at_cap"]) < 0.95)
+    return bool((rec.get("stability") or {}).get("unstable"))
 
 
 def conclude_record(rec: MetricRecord, message: str | None, result: Any = None) -> Any:

@@ -28,11 +28,12 @@ gate allows ends the drawing at once: the gate fails on them, as it would at the
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, cast
 
-from ..errors import ReliabilityError
+from ..errors import BudgetExceededError, ReliabilityError
 from ..judging.pending import PendingRatings
 from ..ratings import Ratings
 from ..session.recording import SequentialInfo
@@ -40,10 +41,11 @@ from .conclusion import parse_failure_limit
 
 __all__ = ["SequentialRun", "settle_icc", "settle_pass_rate", "settle_human_mean", "pass_verdicts"]
 
-STOPS = ("settled", "cap", "fixed", "parse failures")
+STOPS = ("settled", "cap", "fixed", "parse failures", "budget")
 """Why drawing ended: a look ``settled`` the cap's verdict before the cap; the ``cap`` was reached;
-the gate's settings have no sequential rule and the ``fixed`` design ran; too many ``parse
-failures`` (the gate fails on them)."""
+the gate's settings have no sequential rule and the ``fixed`` design ran (a dry run plans the cap
+so); too many ``parse failures`` (the gate fails on them); the session's ``budget``
+(``--judgerel-max-calls``/``--judgerel-max-cost``) refused the next draw."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class SequentialRun:
     looks: tuple[Any, ...]
     stop: str
     reason: str
+    plan: dict[str, Any] | None = None
+    """A dry run's plan: the cap's calls and those expected (``stats.sequential_plan.PlannedCalls``)."""
 
     @property
     def last(self) -> Any:
@@ -105,6 +109,7 @@ class SequentialRun:
             "reason": self.reason, "p_pass_at_cap": self.p_pass_at_cap,
             "rule": None if last is None else last.rule, "eps_pass": None if last is None else last.eps_pass,
             "eps_fail": None if last is None else last.eps_fail,
+            **({"plan": self.plan} if self.plan is not None else {}),
             "looks": [{"look": lk.look, "used": lk.used, "decision": lk.decision, "p_pass_at_cap": lk.p_pass_at_cap,
                        "observed": lk.observed, "n_sim": lk.n_sim, "items": getattr(lk, "items", None)}
                       for lk in self.looks],
@@ -145,11 +150,19 @@ def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: C
     look that stopped ends it (the prefix before the cap, the whole cap at it).  A look that cannot
     be computed (:class:`ReliabilityError`) draws the whole cap: the fixed design decides."""
     looks: list[Any] = []
+    drawn: tuple[int, Ratings | None] = (0, None)
     for items, size in schedule.stages:
-        if unit == "items":
-            part = pending.items_prefix(size)
-        else:
-            part = pending.repeats_prefix(size) if items is None else pending.block_prefix(items, size)
+        try:
+            if unit == "items":
+                part = pending.items_prefix(size)
+            else:
+                part = pending.repeats_prefix(size) if items is None else pending.block_prefix(items, size)
+        except BudgetExceededError as exc:  # the gate records what was drawn (_record_budget_stop), then it ends
+            exc.sequential_run = _run(pending, unit, drawn[0], looks, "budget",  # type: ignore[attr-defined]
+                                      f"the budget refused the look at {size} {unit}: {exc}")
+            exc.drawn = drawn[1]  # type: ignore[attr-defined]
+            raise
+        drawn = (size, part)
         ended = unparsed(part, size, tuple(looks))
         if ended is not None:
             return ended
@@ -162,6 +175,27 @@ def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: C
             stop, reason = _look_stop(look)
             return (pending.materialize() if look.at_cap else part), _run(pending, unit, size, looks, stop, reason)
     raise AssertionError(f"a sequential gate over {unit} ran past its schedule")  # the look at the cap always stops
+
+
+def _record_budget_stop(exc: BudgetExceededError, kind: str, statistic: str, threshold: float) -> None:
+    """Record a gate the budget stopped mid-draw: no value, its ``sequential`` block (looks done,
+    calls used, why it stopped); the error then ends the gate."""
+    from ..session.recording import active_recorder, check_record
+    from .common import _unrated  # noqa: PLC2701 - the gates' own record of a gate without a value
+
+    run = getattr(exc, "sequential_run", None)
+    if run is None:
+        return
+    rec = _unrated(kind, statistic, None, threshold, "min", getattr(exc, "drawn", None), run.to_dict())
+    rec["error"] = str(exc)
+    check_record(rec)
+    active_recorder().record(rec)
+
+
+def _dry_run() -> bool:
+    from ..session.context import current_context
+
+    return bool(getattr(current_context().settings, "dry_run", False))
 
 
 def _over_limit(pending: PendingRatings, unit: str, part: Ratings, size: int, looks: tuple[Any, ...],
@@ -191,6 +225,12 @@ def settle_icc(ratings: Any, *, threshold: float, form: str, use: str, confidenc
         return _fixed(pending, "repeats", f"by={by!r} groups have no sequential rule")
     if cap < 2:
         return _fixed(pending, "repeats", f"repeats({cap}): an ICC over repeats needs at least 2")
+    if _dry_run():
+        from ..stats.sequential_plan import plan_icc
+
+        full, run = _fixed(pending, "repeats", "dry run: the plan holds the cap, the most a sequential gate can spend")
+        plan = plan_icc(pending.design.items, cap, threshold, form=form, use=use)
+        return full, dataclasses.replace(run, plan=plan.to_dict())
     limit = parse_failure_limit(max_parse_failures)
     schedule = repeats_schedule(cap, n_items=pending.design.items) if pending.design.items >= 2 else \
         repeats_schedule(cap)
@@ -200,8 +240,12 @@ def settle_icc(ratings: Any, *, threshold: float, form: str, use: str, confidenc
         return icc_sequential_look(part, threshold=threshold, cap=cap, form=form, use=use, confidence=confidence,
                                    nan_policy=policy, schedule=schedule)
 
-    return _draw_by_looks(pending, "repeats", schedule, look_at,
-                          lambda part, size, looks: _over_limit(pending, "repeats", part, size, looks, limit))
+    try:
+        return _draw_by_looks(pending, "repeats", schedule, look_at,
+                              lambda part, size, looks: _over_limit(pending, "repeats", part, size, looks, limit))
+    except BudgetExceededError as exc:
+        _record_budget_stop(exc, "icc", f"ICC({form})", threshold)
+        raise
 
 
 # ---------------------------------------------------------------------------- pass rate over items
@@ -252,6 +296,13 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
     except ReliabilityError as exc:
         full, run = _fixed(pending, "items", f"no pass-count cutoff ({exc})")
         return _verdicts_or_unparsed(full), None, run
+    if _dry_run():
+        from ..stats.sequential_plan import plan_pass_rate
+
+        full, run = _fixed(pending, "items", "dry run: the plan holds the cap, the most a sequential gate can spend")
+        plan = plan_pass_rate(total, min_rate=min_rate, calibration=calibration, use=use, confidence=confidence,
+                              interval=interval, repeats=pending.design.repeats)
+        return _verdicts_or_unparsed(full), None, dataclasses.replace(run, plan=plan.to_dict())
     schedule = pass_rate_schedule(total)
 
     def look_at(part: Ratings) -> Any:
@@ -264,7 +315,11 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
             return None
         return _fixed(pending, "items", "unparsed replies (items without a verdict)", looks)
 
-    data, run = _draw_by_looks(pending, "items", schedule, look_at, unparsed)
+    try:
+        data, run = _draw_by_looks(pending, "items", schedule, look_at, unparsed)
+    except BudgetExceededError as exc:
+        _record_budget_stop(exc, "pass_rate", "corrected pass rate", min_rate)
+        raise
     return _verdicts_or_unparsed(data), None, run
 
 

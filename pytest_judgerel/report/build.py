@@ -192,6 +192,23 @@ def judged_models(tests: Iterable[Mapping[str, Any]]) -> set[str]:
     return out
 
 
+def sequential_plan(tests: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The sequential gates of a dry run: each plans its cap (counted in the planned calls) and
+    records the calls it expects (``sequential.plan``); their sums, per test and in total."""
+    per_test: dict[str, dict[str, Any]] = {}
+    for t in tests:
+        for rec in t.get("records") or []:
+            plan = (rec.get("sequential") or {}).get("plan")
+            if plan:
+                row = per_test.setdefault(t["nodeid"], {"cap_calls": 0, "expected_calls": 0.0, "basis": plan["basis"]})
+                row["cap_calls"] += int(plan["cap_calls"])
+                row["expected_calls"] = round(row["expected_calls"] + float(plan["expected_calls"]), 1)
+    if not per_test:
+        return None
+    return {"cap_calls": sum(r["cap_calls"] for r in per_test.values()),
+            "expected_calls": round(sum(r["expected_calls"] for r in per_test.values()), 1), "per_test": per_test}
+
+
 def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], concurrency: int) -> dict[str, Any]:
     """What a dry run planned: the upstream calls per test and in total, their estimated prompt
     tokens (characters / 4), completion tokens (``max_tokens``, an upper bound), cost (priced
@@ -205,6 +222,7 @@ def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], 
                       else (DEFAULT_PLAN_LATENCY, "assumed default"))
     waves = -(-planned // max(1, int(concurrency)))
     return {"planned_calls": planned, "per_test": {k: v for k, v in per_test.items() if v},
+            "sequential": sequential_plan(tests),
             "cache_hits": hits, "prompt_tokens_estimate": int(totals.get("planned_prompt_tokens", 0) or 0),
             "completion_tokens_max": int(totals.get("planned_completion_tokens", 0) or 0),
             "cost_estimate": round(float(totals.get("planned_cost", 0.0) or 0.0), 8),

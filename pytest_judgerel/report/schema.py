@@ -41,10 +41,12 @@ _SEQUENTIAL = {
     "required": ["unit", "used", "cap", "calls", "cap_calls", "stop"],
     "properties": {
         "unit": {"enum": ["repeats", "items"]}, "used": _INT, "cap": _INT, "calls": _INT, "cap_calls": _INT,
-        "saved_calls": _INT, "stop": {"enum": ["settled", "cap", "fixed", "parse failures"]},
+        "saved_calls": _INT, "stop": {"enum": ["settled", "cap", "fixed", "parse failures", "budget"]},
         "decision": {"enum": ["continue", "pass", "fail", None]}, "early": _BOOL, "reason": _STR,
         "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1}, "rule": _STR_OR_NULL,
         "eps_pass": _NUM_OR_NULL, "eps_fail": _NUM_OR_NULL,
+        "plan": {"type": "object", "properties": {"cap_calls": _INT, "expected_calls": {"type": "number"},
+                                                  "expected_share": {"type": "number"}, "basis": _STR}},
         "looks": {"type": "array", "items": {"type": "object", "properties": {
             "look": _INT, "used": _INT, "decision": _DECISION,
             "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1},

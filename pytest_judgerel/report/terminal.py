@@ -126,6 +126,11 @@ def write_bill(tr: Any, session: Mapping[str, Any]) -> None:
             + (f"~${cost:.4f} (priced models only)" if cost else "unknown (no price for the model)")
             + f"; time ~{plan['time_estimate']:.1f}s at concurrency {plan['concurrency']} x "
             f"{plan['latency']:.2f}s per call ({plan['latency_basis']})", bold=True)
+        seq = plan.get("sequential")
+        if seq:
+            bases = sorted({row["basis"] for row in seq["per_test"].values()})
+            tr.write_line(f"sequential gates: {seq['cap_calls']} calls at their caps (planned above, the most they can "
+                          f"spend); expected ~{seq['expected_calls']:.0f} ({'; '.join(bases)})", bold=True)
     budget = session.get("budget")
     if budget and budget.get("exceeded"):
         tr.write_line(f"BUDGET STOPPED THE RUN: {budget['exceeded']}", red=True, bold=True)

@@ -128,7 +128,7 @@ class SequentialInfo(TypedDict, total=False):
     calls: int
     cap_calls: int
     saved_calls: int
-    stop: Literal["settled", "cap", "fixed", "parse failures"]
+    stop: Literal["settled", "cap", "fixed", "parse failures", "budget"]
     decision: Literal["continue", "pass", "fail"] | None
     early: bool
     reason: str
@@ -137,6 +137,7 @@ class SequentialInfo(TypedDict, total=False):
     eps_pass: float | None
     eps_fail: float | None
     looks: list[SequentialLookInfo]
+    plan: dict[str, Any]  # a dry run's: cap_calls, expected_calls, expected_share, basis
 
 
 class Record(TypedDict, total=False):

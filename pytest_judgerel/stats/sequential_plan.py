@@ -44,10 +44,10 @@ class PlannedCalls:
                 "expected_share": round(self.expected_share, 4), "basis": self.basis}
 
 
-def expected_icc_share(n_items: int, cap: int, threshold: float, truth: float, *, runs: int = 12,
-                       seed: int = 0) -> float:
-    """Mean share of the cap's calls the ICC(A,1) rule spends over ``runs`` simulated data sets of
-    ``y = a_i + e_ij`` with ICC ``truth`` (n_items x cap, continuous scores)."""
+def expected_icc_share(n_items: int, cap: int, threshold: float, truth: float, *, form: str = "A,1",
+                       use: str = "estimate", runs: int = 12, seed: int = 0) -> float:
+    """Mean share of the cap's calls the ICC rule (``form``, ``use``) spends over ``runs`` simulated
+    data sets of ``y = a_i + e_ij`` with ICC ``truth`` (n_items x cap, continuous scores)."""
     from .sequential import icc_sequential_look, repeats_schedule
 
     rng = np.random.default_rng([seed, n_items, cap])
@@ -56,7 +56,8 @@ def expected_icc_share(n_items: int, cap: int, threshold: float, truth: float, *
     for d in range(runs):
         x = np.sqrt(truth) * rng.standard_normal((n_items, 1)) + np.sqrt(1 - truth) * rng.standard_normal((n_items, cap))
         for items, r in sched.stages:
-            look = icc_sequential_look(x[:items or n_items, :r], threshold=threshold, cap=cap, schedule=sched, seed=d)
+            look = icc_sequential_look(x[:items or n_items, :r], threshold=threshold, cap=cap, form=form, use=use,
+                                       schedule=sched, seed=d)
             if look.stopped:
                 shares.append(look.share_of_cap)
                 break
@@ -101,11 +102,14 @@ def _stop_bounds(seen: int, rule: Any) -> tuple[int, int]:
     return low, high
 
 
-def plan_icc(n_items: int, cap: int, threshold: float, truth: float | None = None) -> PlannedCalls:
-    """The plan of a sequential ICC(A,1) gate: its cap and the calls expected at ``truth`` (or over the prior)."""
+def plan_icc(n_items: int, cap: int, threshold: float, truth: float | None = None, *, form: str = "A,1",
+             use: str = "estimate", runs: int = 12) -> PlannedCalls:
+    """The plan of a sequential ICC gate: its cap and the calls expected at ``truth`` (or over the
+    prior, ``runs`` data sets at each of its truths)."""
     truths = [truth] if truth is not None else \
         [threshold + o for o in ICC_PRIOR_OFFSETS if 0.05 <= threshold + o <= 0.97]
-    share = float(np.mean([expected_icc_share(n_items, cap, threshold, t) for t in truths]))
+    share = float(np.mean([expected_icc_share(n_items, cap, threshold, t, form=form, use=use, runs=runs)
+                           for t in truths]))
     basis = f"true ICC {truth:g}" if truth is not None else \
         "stated prior: true ICC equally likely at the threshold and 0.1, 0.2 either side"
     return PlannedCalls(n_items * cap, share * n_items * cap, basis)

@@ -482,7 +482,7 @@ def _icc_at_cap(x: np.ndarray, threshold: float, canon: str, use: str, confidenc
         why = f"{tested:.4f} {'>=' if passed else '<'} {threshold:g}"
     return SequentialLook("pass" if passed else "fail", look, cap, cap, "repeats", float(passed), tested,
                           threshold, eps_pass, eps_fail, rule, f"at the cap: the fixed rule on all {cap} repeats ({why})",
-                          None, seed, sched, sched.n_items, sched.n_items)
+                          None, seed, sched)
 
 
 def _icc_items(x: np.ndarray, n_items: int | None, sched: LookSchedule | None) -> int:

@@ -42,14 +42,14 @@ def test_the_defaults_are_asymmetric_and_recorded():
 
 
 def test_the_icc_rule_uses_the_documented_levels_by_default():
-    """docs/concepts.md ("How the levels were chosen"): the ICC rule stops at 0.01 / 0.03."""
+    """docs/concepts.md ("How the levels were chosen"): the ICC rule stops at 0.01 / 0.02."""
     import numpy as np
 
     from pytest_judgerel.stats.sequential import icc_sequential_look
 
     x = np.random.default_rng(0).normal(size=(40, 1)) + 0.3 * np.random.default_rng(1).normal(size=(40, 3))
     look = icc_sequential_look(x, threshold=0.7, cap=10)
-    assert (ICC_EPS_PASS, ICC_EPS_FAIL) == (0.01, 0.03) and (look.eps_pass, look.eps_fail) == (0.01, 0.03)
+    assert (ICC_EPS_PASS, ICC_EPS_FAIL) == (0.01, 0.02) and (look.eps_pass, look.eps_fail) == (0.01, 0.02)
 
 
 def test_eps_sets_both_sides_and_each_side_can_be_overridden():

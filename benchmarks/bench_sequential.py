@@ -1,30 +1,24 @@
 """Benchmark: sequential gates keep the fixed gate's verdicts on designs drawn at random.
 
-Run: python benchmarks/bench_sequential.py [--icc-designs D] [--rate-designs D] [--icc-datasets R]
-     [--rate-datasets R] [--seed S] [--icc-only | --rate-only] [--quick]
+Run: python benchmarks/bench_sequential.py [--seed S] [--icc-designs D] [--rate-designs D]
+     [--icc-datasets R] [--rate-datasets R] [--icc-only | --rate-only] [--quick] [--no-plan]
 
-Designs are drawn from the domain stated in ``benchmarks/harness/sequential_designs.py`` (ICC
-gates: 20-200 items, caps of 3-10 repeats, thresholds 0.40-0.90, integer scales 1-5 to 0-100,
-homoscedastic, item-dependent and repeat-offset noise; pass-rate gates: 20-500 items, min_rate
-0.50-0.95, perfect and imperfect judges, both rules), each at truths on and around its
-threshold.  Every data set is drawn in full (the cap's answers), the fixed verdict computed on
-it, and the sequential rule (defaults of :mod:`pytest_judgerel.stats.sequential`) sees prefixes
-of the same answers at its looks.  ``P(fixed passes)`` per design and truth is exact for the pass
-rate (binomial) and simulated for the ICC (400 more data sets); a cell is *clear* where it is
->= 0.95 or <= 0.05.  Goals, graded per family (noise type; judge and rule) and pooled:
+Designs come from the domain stated in ``benchmarks/harness/sequential_designs.py``, each at truths
+on and around its threshold.  Every data set is drawn in full (the cap's answers), the fixed
+verdict computed on it, and the sequential rule (the defaults of
+:mod:`pytest_judgerel.stats.sequential`) sees prefixes of the same answers at its looks.  A design
+and truth is *clear* where ``P(fixed passes)`` (exact for the pass rate, 400 more data sets for
+the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) and pooled:
 
-* operating characteristic: |P(seq pass) - P(fixed pass)| <= 0.03 at every truth (pooled over a
-  family's designs at each offset from the threshold; per design within 2 SE of the paired
-  difference), and runs whose pass stop before the cap the cap reverses at most eps_pass at every
-  truth (the share of pass stops reversed, a Bayesian bound, printed as INFO);
-* calls where the fixed verdict is clear: ICC caps >= 6 at most 0.35 on average and 0.50 in any
-  design and truth; pass rate on >= 150 items at most 0.35 / 0.45, on 40-149 items at most 0.75.
-  "Any design" is graded where the fixed verdict is 95% predictable (the goal) and 99%
-  predictable, each with the calls of an oracle that knows the truth (``oracle_share``, a
-  Brownian-motion bound);
-* agreement with the fixed verdict >= 0.98 in clear cells, >= 0.95 with the truth on the threshold;
-* the planned calls (``stats.sequential_plan``, what a dry run prints under its stated prior)
-  within 0.10 of the measured ones in every design, over its truths.
+* |P(seq pass) - P(fixed pass)| <= 0.03 at every truth (per family and offset from the threshold;
+  per design within 2 SE); runs whose pass stop before the cap the cap reverses <= eps_pass at
+  every truth (the share of pass stops reversed, a Bayesian bound, as INFO);
+* calls where clear: ICC caps >= 6 at most 0.35 on average and 0.50 in any design and truth; pass
+  rate on >= 150 items 0.35 / 0.45, on 40-149 items 0.75 in any; "any" also where 99%
+  predictable, each with an oracle's calls (``oracle_share``: a rule that knows the truth);
+* agreement >= 0.98 where clear, >= 0.95 on the threshold;
+* the dry run's expected calls (``stats.sequential_plan``, its stated prior) within 0.10 of the
+  measured ones per design, over its truths.
 
 The human-mean (PPI++) rule is measured by ``bench_sequential_human.py``.
 """

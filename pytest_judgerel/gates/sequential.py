@@ -4,12 +4,11 @@ In sequential mode (``--judgerel-sequential``, or ``@pytest.mark.judge(sequentia
 ``Judge.rate`` returns a :class:`~pytest_judgerel.judging.pending.PendingRatings`.  A gate that takes
 part hands it to its ``settle_*`` function first:
 
-* :func:`settle_icc` (``assert_icc_above``): draws 2 repeats of a first share of the items, then
-  repeats 2, 3, ... of every item, and calls
+* :func:`settle_icc` (``assert_icc_above``): draws 2 repeats of a first share of the items, then of
+  every item, then repeats 3, 4, ..., and calls
   :func:`~pytest_judgerel.stats.sequential.icc_sequential_look` after each;
-* :func:`settle_pass_rate` (``assert_pass_rate``): draws the items in batches
-  (:func:`~pytest_judgerel.stats.sequential.pass_rate_schedule`) and calls
-  :func:`~pytest_judgerel.stats.sequential.pass_rate_sequential_look`;
+* :func:`settle_pass_rate` (``assert_pass_rate``): draws the items by
+  :func:`~pytest_judgerel.stats.sequential.pass_rate_schedule`, calls ``pass_rate_sequential_look``;
 * :func:`settle_human_mean` (``assert_human_mean_above``): draws the unlabelled items in batches and
   calls :func:`~pytest_judgerel.stats.sequential.human_mean_sequential_look`.
 
@@ -22,8 +21,8 @@ eps_pass`` or fell to ``eps_fail``); at the cap the gate's own fixed rule decide
 run.  Where a gate's settings have no sequential rule (``by=`` groups, a pass rate of unparsed
 replies...) the driver draws the whole cap and says so in the block (``stop: "fixed"``).
 
-Parse failures only accumulate as more is drawn, so a draw with more unparsed replies than the
-gate allows ends the drawing at once: the gate fails on them, as it would at the cap.
+Parse failures only accumulate as more is drawn, so more unparsed replies than the gate allows
+end the drawing at once (the gate fails on them, as at the cap); so does the session's budget.
 """
 
 from __future__ import annotations

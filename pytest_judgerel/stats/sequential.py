@@ -26,7 +26,7 @@ and the share of runs whose verdict differs from the fixed design's is at most `
 eps_fail)``.  The first line bounds the **excess of false passes** over the fixed design whatever
 the truth (``P(seq pass) - P(fixed pass) <= P(seq pass, fixed fail) <= eps_pass``); the
 fail side only costs agreement.  So the defaults are asymmetric: a small ``eps_pass`` (0.01, the
-issue's tolerance for extra false passes) and a larger ``eps_fail`` (0.02 for the ICC rule, 0.03 for the others), which stops bad judges
+tolerated extra false passes) and a larger ``eps_fail`` (0.02 for the ICC rule, 0.03 for the others), which stops bad judges
 sooner; a larger fail side would also lower the pass probability of judges on the threshold, which
 the operating characteristic does not allow (at most 0.03 from the fixed gate's, both ways).  The pass-rate rule's model is exact for exchangeable items (beta-binomial),
 the ICC rule's an approximate posterior of the two-way normal model; ``benchmarks/bench_sequential.py``
@@ -390,7 +390,7 @@ def icc_fixed_verdict(ratings: Any, threshold: float, form: str = "A,1", use: st
     return FixedVerdict(bool(tested >= threshold), float(tested))
 
 
-def _chi2_scale(ss: float, df: int, rng: np.random.Generator, size: int) -> np.ndarray:
+def _chi2_scale(ss: float, df: float, rng: np.random.Generator, size: int) -> np.ndarray:
     """Posterior draws of an expected mean square: ``SS / chi2(df)`` (Box & Tiao 1973, 5.2)."""
     if df <= 0 or ss <= 0:
         return np.zeros(size)

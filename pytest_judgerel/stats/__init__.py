@@ -63,6 +63,9 @@ _EXPORTS: dict[str, str] = {
     "human_mean_sequential_look": "sequential", "SequentialLook": "sequential", "LookSchedule": "sequential",
     "repeats_schedule": "sequential", "items_schedule": "sequential", "pass_rate_cutoff": "sequential",
     "PassRateCutoff": "sequential", "icc_fixed_verdict": "sequential", "FixedVerdict": "sequential",
+    "pass_rate_schedule": "sequential",
+    # sequential_plan.py
+    "plan_icc": "sequential_plan", "plan_pass_rate": "sequential_plan", "PlannedCalls": "sequential_plan",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -76,7 +79,7 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
                 "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
-                "drift", "interval", "sequential"):  # "icc" is the function
+                "drift", "interval", "sequential", "sequential_plan"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

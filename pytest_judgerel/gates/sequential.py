@@ -144,10 +144,12 @@ Ended = tuple[Ratings, SequentialRun]
 def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: Callable[[Ratings], Any],
                    unparsed: Callable[[Ratings, int, tuple[Any, ...]], Ended | None]) -> Ended:
     """The one look loop of every sequential gate: draw the prefix of ``size`` repeats (or items)
-    for each stage on ``schedule`` (repeats on a first share of the items for its ``item_looks``); ``unparsed(part, size, looks)`` may end the drawing on the
-    prefix's parse failures (its return value is the end); otherwise ``look_at(part)`` looks, and a
-    look that stopped ends it (the prefix before the cap, the whole cap at it).  A look that cannot
-    be computed (:class:`ReliabilityError`) draws the whole cap: the fixed design decides."""
+    for each stage on ``schedule`` (on a first share of the items for its ``item_looks``);
+    ``unparsed(part, size, looks)`` may end the drawing on the prefix's parse failures (its return
+    value is the end); otherwise ``look_at(part)`` looks, and a look that stopped ends it (the
+    prefix before the cap, the whole cap at it).  A look that cannot be computed
+    (:class:`ReliabilityError`) draws the whole cap: the fixed design decides; a draw the budget
+    refuses ends the gate (the error carries the run so far, :func:`_record_budget_stop`)."""
     looks: list[Any] = []
     drawn: tuple[int, Ratings | None] = (0, None)
     for items, size in schedule.stages:

@@ -193,3 +193,21 @@ def test_the_icc_plan_runs_the_rule_on_simulated_judges():
     assert far.cap_calls == near.cap_calls == 360
     assert 0 < far.expected_calls < near.expected_calls <= 360 and far.expected_share <= 0.2
     assert far.to_dict()["basis"] == "true ICC 0.9"
+
+
+def test_a_dry_run_plans_the_human_means_cap(scripted, monkeypatch):
+    from pytest_judgerel import assert_human_mean_above
+    from pytest_judgerel.gates import sequential as driver
+    from pytest_judgerel.session.recording import recording
+
+    monkeypatch.setattr(driver, "_dry_run", lambda: True)
+    scripted("scripted/seq-hm-dry", lambda messages, **p: "4")
+    judge = Judge(model="scripted/seq-hm-dry", template="stsb", sequential=True, repeats=1)
+    items = [{"id": f"l{i}", "sentence1": f"sentence-{i}-l", "sentence2": "b"} for i in range(30)]
+    unlabeled = [{"id": f"u{i}", "sentence1": f"sentence-{i}-u", "sentence2": "c"} for i in range(200)]
+    with recording(report_only=True) as rec:
+        assert_human_mean_above(judge.rate(items), [4, 3] * 15, judge.rate(unlabeled), min_mean=3.0)
+    (block,) = [r["sequential"] for r in rec.records if r["kind"] == "human_mean"]
+    assert block["stop"] == "fixed" and block["calls"] == block["cap_calls"] == 200 and "dry run" in block["reason"]
+    assert block["plan"] == {"cap_calls": 200, "expected_calls": 200.0, "expected_share": 1.0,
+                             "basis": "the cap (no model)"}

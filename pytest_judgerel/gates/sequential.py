@@ -354,6 +354,11 @@ def settle_human_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: A
     if getattr(labeled, "parse_failures", None):
         full, run = _fixed(pending, "items", "unparsed replies among the labelled items")
         return labeled, full, run
+    if _dry_run():  # the cap is the plan (no expectation is modelled for this rule)
+        full, run = _fixed(pending, "items", "dry run: the plan holds the cap, the most a sequential gate can spend")
+        d = pending.design
+        return labeled, full, dataclasses.replace(run, plan={"cap_calls": d.calls, "expected_calls": float(d.calls),
+                                                             "expected_share": 1.0, "basis": "the cap (no model)"})
     limit = parse_failure_limit(max_parse_failures)
     f, y = _item_means(labeled), _item_means(human_labeled)
     total = pending.design.items

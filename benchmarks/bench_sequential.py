@@ -15,7 +15,8 @@ the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) 
   every truth (the share of pass stops reversed, a Bayesian bound, as INFO);
 * calls where clear: ICC caps >= 6 at most 0.35 on average and 0.50 in any design and truth; pass
   rate on >= 150 items 0.35 / 0.45, on 40-149 items 0.75 in any; "any" also where 99%
-  predictable, each with an oracle's calls (``oracle_share``: a rule that knows the truth);
+  predictable, each with an oracle's calls (``oracle_share``: a rule that knows the truth) and
+  the floor of a rule that must estimate it at the same levels;
 * agreement >= 0.98 where clear, >= 0.95 on the threshold;
 * the dry run's expected calls (``stats.sequential_plan``, its stated prior) within 0.10 of the
   measured ones per design, over its truths.
@@ -113,12 +114,14 @@ def calls_lines(name: str, cells: list[Cell], mean_goal: float | None, any_goal:
         means = [float(np.mean(c.shares)) for c in clear]
         if mean_goal is not None and level == 0.95:
             lines.append((f"sequential_calls_mean[{name}]", f"{np.mean(means):.3f} of the fixed calls over "
-                          f"{len(clear)} clear designs and truths (oracle {np.mean([c.oracle for c in clear]):.3f})",
+                          f"{len(clear)} clear designs and truths (oracle {np.mean([c.oracle for c in clear]):.3f}, "
+                          f"estimating floor {np.mean([c.floor for c in clear]):.3f})",
                           f"<= {mean_goal}", float(np.mean(means)) <= mean_goal))
         m, c = max(zip(means, clear), key=lambda row: row[0])
         lines.append((f"sequential_calls_worst[{name}, {level:.0%} predictable]", f"{m:.3f} of the fixed calls at "
                       f"{c.design.label()}, truth {c.truth:.3f}, P(fixed pass) {c.p_fixed:.3f}, oracle "
-                      f"{c.oracle:.3f} ({len(clear)} designs and truths)", "-" if any_goal is None else f"<= {any_goal}",
+                      f"{c.oracle:.3f}, estimating floor {c.floor:.3f} ({len(clear)} designs and truths)",
+                      "-" if any_goal is None else f"<= {any_goal}",
                       None if any_goal is None else m <= any_goal))
     return lines
 

@@ -106,6 +106,7 @@ class Cell:
     early_pass: list[bool] = field(default_factory=list)
     expected: float | None = None  # the planned share of the calls (stats.sequential_plan)
     oracle: float | None = None  # the calls share of a rule that knows the truth (oracle_share)
+    floor: float | None = None  # the same for a rule that must estimate it (oracle_share(known=False))
 
     @property
     def clear(self) -> bool:
@@ -114,13 +115,14 @@ class Cell:
 
 
 def oracle_share(p_fixed: float, stages: list[tuple[float, float]], eps_pass: float, eps_fail: float,
-                 paths: int = 4000) -> float:
+                 paths: int = 4000, known: bool = True) -> float:
     """Mean calls share of an oracle that knows the truth, on a Brownian-motion approximation: the
     cap's statistic is ``W(1) + theta`` with ``theta = Phi^-1(P(fixed passes))``; at a look with
     information fraction ``t`` it has seen ``S = W(t) + theta t`` and the cap passes with probability
     ``Phi((S + theta (1 - t)) / sqrt(1 - t))``; it stops at the levels.  ``stages``: (information
-    fraction, calls share) per look, the cap last.  No rule that does not know the truth stops sooner
-    while keeping the levels at every truth."""
+    fraction, calls share) per look, the cap last.  ``known=False``: the same motion seen by a rule
+    that must estimate ``theta`` (flat prior: ``Phi(S / sqrt(t (1 - t)))``), the floor of a
+    predictive rule at these levels."""
     from scipy.stats import norm
 
     theta = float(norm.ppf(min(max(p_fixed, 1e-9), 1 - 1e-9)))
@@ -132,7 +134,8 @@ def oracle_share(p_fixed: float, stages: list[tuple[float, float]], eps_pass: fl
     for t, calls in stages[:-1]:
         s = s + theta * (t - t_prev) + np.sqrt(max(t - t_prev, 0.0)) * rng.standard_normal(paths)
         t_prev = t
-        p = norm.cdf((s + theta * (1 - t)) / np.sqrt(max(1 - t, 1e-12)))
+        p = norm.cdf((s + theta * (1 - t)) / np.sqrt(max(1 - t, 1e-12)) if known
+                     else s / np.sqrt(max(t * (1 - t), 1e-12)))
         stop = alive & ((p >= 1 - eps_pass) | (p <= eps_fail))
         share[stop] = calls
         alive &= ~stop
@@ -236,7 +239,9 @@ def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = 400
         p_fixed = float(icc_fixed_passes(gen.scores(rho, rng, design.n, design.cap, fixed_sets),
                                          design.threshold).mean())
         cell = Cell(design, truth, round(target - design.threshold, 3), p_fixed)
-        cell.oracle = oracle_share(p_fixed, icc_stages(design, truth), ICC_EPS_PASS, ICC_EPS_FAIL)
+        stages = icc_stages(design, truth)
+        cell.oracle = oracle_share(p_fixed, stages, ICC_EPS_PASS, ICC_EPS_FAIL)
+        cell.floor = oracle_share(p_fixed, stages, ICC_EPS_PASS, ICC_EPS_FAIL, known=False)
         if plan:
             cell.expected = plan_icc(design.n, design.cap, design.threshold, truth).expected_share
         for d in range(datasets):
@@ -263,8 +268,9 @@ def rate_cells(design: RateDesign, datasets: int, seed: int, plan: bool = True) 
         raw = cal.sensitivity * truth + (1 - cal.specificity) * (1 - truth)
         p_fixed = float(binom.sf(cutoff.count - 1, design.n, raw))
         cell = Cell(design, truth, round(truth - design.min_rate, 3), p_fixed)
-        cell.oracle = oracle_share(p_fixed, [(m / design.n, m / design.n) for m in sched.looks], PASS_RATE_EPS_PASS,
-                                   PASS_RATE_EPS_FAIL)
+        stages = [(m / design.n, m / design.n) for m in sched.looks]
+        cell.oracle = oracle_share(p_fixed, stages, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
+        cell.floor = oracle_share(p_fixed, stages, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL, known=False)
         if plan:
             cell.expected = plan_pass_rate(design.n, min_rate=design.min_rate, calibration=cal, use=design.use,
                                            truth=truth).expected_share

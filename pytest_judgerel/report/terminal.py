@@ -183,8 +183,11 @@ def sequential_totals(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
 def sequential_line(block: Mapping[str, Any]) -> str:
     """One gate's sequential block in words: calls drawn of the cap's, where and why it stopped."""
     p = block.get("p_pass_at_cap")
+    looks = block.get("looks") or []
+    items = looks[-1].get("items") if looks else None  # the last look saw a first share of the items
     return (f"{block.get('calls')} of {block.get('cap_calls')} calls ({block.get('used')}/{block.get('cap')} "
-            f"{block.get('unit')}, {len(block.get('looks') or [])} look(s)), stop: {block.get('stop')}"
+            f"{block.get('unit')}{f' of {items} items' if items else ''}, {len(looks)} look(s)), "
+            f"stop: {block.get('stop')}"
             + (f", {block['decision']}" if block.get("decision") else "")
             + (f", P(pass at cap) {p:.3f}" if isinstance(p, (int, float)) else ""))
 

@@ -206,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--icc-designs", type=int, default=24)
     ap.add_argument("--rate-designs", type=int, default=60)
     ap.add_argument("--icc-datasets", type=int, default=30, help="data sets per ICC design and truth")
+    ap.add_argument("--icc-at-threshold", type=int, default=90, help="data sets per ICC design on its threshold")
     ap.add_argument("--rate-datasets", type=int, default=300, help="data sets per pass-rate design and truth")
     ap.add_argument("--quick", action="store_true", help="9 ICC and 20 pass-rate designs, fewer data sets")
     ap.add_argument("--no-plan", action="store_true", help="skip the planned calls (stats.sequential_plan)")
@@ -214,14 +215,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.icc_designs, args.rate_designs, args.icc_datasets, args.rate_datasets = 9, 20, 20, 100
+        args.icc_at_threshold = 20
     t0 = time.perf_counter()
     icc: list[Cell] = []
     rate: list[Cell] = []
     if not args.rate_only:
         print(f"ICC(A,1) gates: {args.icc_designs} designs drawn (seed {args.seed}), {args.icc_datasets} data sets per "
-              f"truth; eps_pass {ICC_EPS_PASS:g}, eps_fail {ICC_EPS_FAIL:g}")
+              f"truth, {args.icc_at_threshold} on the threshold; eps_pass {ICC_EPS_PASS:g}, eps_fail {ICC_EPS_FAIL:g}")
         for design in draw_icc_designs(args.icc_designs, args.seed):
-            icc += icc_cells(design, args.icc_datasets, args.seed, plan=not args.no_plan)
+            icc += icc_cells(design, args.icc_datasets, args.seed, plan=not args.no_plan, at_threshold=args.icc_at_threshold)
         design_table(icc)
     if not args.icc_only:
         print(f"pass-rate gates: {args.rate_designs} designs drawn (seed {args.seed}), {args.rate_datasets} data sets "

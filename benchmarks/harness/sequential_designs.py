@@ -226,7 +226,9 @@ def run_icc(x: np.ndarray, design: IccDesign, seed: int) -> tuple[float, bool, b
     raise AssertionError("the cap always stops")  # pragma: no cover
 
 
-def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = 400, plan: bool = True) -> list[Cell]:
+def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = 400, plan: bool = True,
+              at_threshold: int | None = None) -> list[Cell]:
+    """The design's cells: ``datasets`` data sets per truth, ``at_threshold`` (default the same) on it."""
     gen = IccGenerator(design)
     truths = [round(design.threshold + off, 3) for off in ICC_OFFSETS if 0.05 <= design.threshold + off <= 0.97]
     cells = []
@@ -244,7 +246,7 @@ def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = 400
         cell.floor = oracle_share(p_fixed, stages, ICC_EPS_PASS, ICC_EPS_FAIL, known=False)
         if plan:
             cell.expected = plan_icc(design.n, design.cap, design.threshold, truth).expected_share
-        for d in range(datasets):
+        for d in range(at_threshold or datasets if cell.offset == 0 else datasets):
             x = gen.scores(rho, rng, design.n, design.cap)
             share, seq, early = run_icc(x, design, d)
             cell.shares.append(share)

@@ -152,7 +152,8 @@ def plan_lines(family: str, cells: list[Cell]) -> list[Line]:
     cell_err = [abs(c.expected - float(np.mean(c.shares))) for c in rows]  # type: ignore[operator]
     return [(f"sequential_planned_calls[{family}]", f"worst |expected - measured| {err:.3f} over a design's truths "
              f"(expected {np.mean([c.expected for c in cs]):.3f}, measured "
-             f"{np.mean([np.mean(c.shares) for c in cs]):.3f} at {label}; mean {np.mean([r[0] for r in per_design]):.3f})",
+             f"{np.mean([np.mean(c.shares) for c in cs]):.3f} at {label}; "
+             f"mean {np.mean([r[0] for r in per_design]):.3f})",
              "<= 0.10", err <= 0.10),
             (f"sequential_planned_calls_per_truth[{family}]", f"mean |expected - measured| {np.mean(cell_err):.3f}, "
              f"worst {max(cell_err):.3f} (a truth's {len(cs[0].shares)} data sets)", "-", None)]
@@ -223,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ICC(A,1) gates: {args.icc_designs} designs drawn (seed {args.seed}), {args.icc_datasets} data sets per "
               f"truth, {args.icc_at_threshold} on the threshold; eps_pass {ICC_EPS_PASS:g}, eps_fail {ICC_EPS_FAIL:g}")
         for design in draw_icc_designs(args.icc_designs, args.seed):
-            icc += icc_cells(design, args.icc_datasets, args.seed, plan=not args.no_plan, at_threshold=args.icc_at_threshold)
+            icc += icc_cells(design, args.icc_datasets, args.seed, plan=not args.no_plan,
+                             at_threshold=args.icc_at_threshold)
         design_table(icc)
     if not args.icc_only:
         print(f"pass-rate gates: {args.rate_designs} designs drawn (seed {args.seed}), {args.rate_datasets} data sets "

@@ -510,7 +510,8 @@ def _icc_at_cap(x: np.ndarray, threshold: float, canon: str, use: str, confidenc
     else:
         why = f"{tested:.4f} {'>=' if passed else '<'} {threshold:g}"
     return SequentialLook("pass" if passed else "fail", look, cap, cap, "repeats", float(passed), tested,
-                          threshold, eps_pass, eps_fail, rule, f"at the cap: the fixed rule on all {cap} repeats ({why})",
+                          threshold, eps_pass, eps_fail, rule,
+                          f"at the cap: the fixed rule on all {cap} repeats ({why})",
                           None, seed, sched)
 
 

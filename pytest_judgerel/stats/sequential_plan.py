@@ -54,7 +54,8 @@ def expected_icc_share(n_items: int, cap: int, threshold: float, truth: float, *
     sched = repeats_schedule(cap, n_items=n_items)
     shares = []
     for d in range(runs):
-        x = np.sqrt(truth) * rng.standard_normal((n_items, 1)) + np.sqrt(1 - truth) * rng.standard_normal((n_items, cap))
+        x = (np.sqrt(truth) * rng.standard_normal((n_items, 1))
+             + np.sqrt(1 - truth) * rng.standard_normal((n_items, cap)))
         for items, r in sched.stages:
             look = icc_sequential_look(x[:items or n_items, :r], threshold=threshold, cap=cap, form=form, use=use,
                                        schedule=sched, seed=d)

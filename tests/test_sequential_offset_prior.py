@@ -25,7 +25,7 @@ def test_the_prior_keeps_the_offsets_tail_finite_with_two_repeats():
     flat = _offsets_mean_square(0.2, 1, ems_e, 0.0, rng)         # SS_c / chi2(1): no finite mean
     prior = _offsets_mean_square(0.2, 1, ems_e, OFFSET_PRIOR_DF, rng)
     assert np.quantile(flat, 0.99) > 1000 * 0.2
-    assert np.quantile(prior, 0.99) < 50 * 0.2
+    assert np.quantile(prior, 0.99) < 200 * 0.2
     # the scaled-inverse-chi-square's median (SS_c + nu0 EMS_e) / chi2_0.5(df + nu0)
     from scipy.stats import chi2
 

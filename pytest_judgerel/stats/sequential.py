@@ -100,7 +100,7 @@ HUMAN_MEAN_EPS_PASS = 0.01
 """The pass side of the PPI++ human-mean rule (measured with ``benchmarks/bench_sequential.py --human-only``)."""
 HUMAN_MEAN_EPS_FAIL = 0.03
 """The fail side of the PPI++ human-mean rule."""
-OFFSET_PRIOR_DF = 2.0
+OFFSET_PRIOR_DF = 1.0
 """Pseudo-degrees of freedom of the ICC rule's prior on the repeats' expected mean square, centred
 at "no offsets" (``_offsets_mean_square``; chosen with ``benchmarks/bench_sequential.py``)."""
 NOISE_PRIOR_DF = 4.0

@@ -192,7 +192,7 @@ def test_the_icc_plan_runs_the_rule_on_simulated_judges():
     near = plan_icc(60, 6, 0.5, truth=0.5, runs=4)
     assert far.cap_calls == near.cap_calls == 360
     assert 0 < far.expected_calls < near.expected_calls <= 360 and far.expected_share <= 0.2
-    assert far.to_dict()["basis"] == "true ICC 0.9"
+    assert far.to_dict()["basis"] == "true ICC 0.9, repeats without offsets"
 
 
 def test_a_dry_run_plans_the_human_means_cap(scripted, monkeypatch):

@@ -111,8 +111,9 @@ def plan_icc(n_items: int, cap: int, threshold: float, truth: float | None = Non
         [threshold + o for o in ICC_PRIOR_OFFSETS if 0.05 <= threshold + o <= 0.97]
     share = float(np.mean([expected_icc_share(n_items, cap, threshold, t, form=form, use=use, runs=runs)
                            for t in truths]))
-    basis = f"true ICC {truth:g}" if truth is not None else \
-        "stated prior: true ICC equally likely at the threshold and 0.1, 0.2 either side"
+    basis = (f"true ICC {truth:g}" if truth is not None else
+             "stated prior: true ICC equally likely at the threshold and 0.1, 0.2 either side") + \
+        ", repeats without offsets"
     return PlannedCalls(n_items * cap, share * n_items * cap, basis)
 
 

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from pytest_judgerel.errors import BudgetExceededError
-from pytest_judgerel.llm import FakeLLMServer, LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer
 
 pytest_plugins = ["pytester"]
 

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from pytest_judgerel.errors import ConfigError, LLMCallError, MissingKeyError
-from pytest_judgerel.llm import FakeLLMServer, FaultPlan, LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer, FaultPlan
 from pytest_judgerel.llm.wire import BACKENDS, chat_body, route
 
 MSGS = ({"role": "system", "content": "You grade."}, {"role": "user", "content": "Rate “this” é from 0 to 5."})
@@ -141,7 +142,8 @@ def test_fast_path_run_never_imports_litellm(tmp_path):
     script = f"""
 import sys
 from pytest_judgerel import Judge
-from pytest_judgerel.llm import FakeLLMServer, LLMClient, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer
 with FakeLLMServer(latency=0) as srv:
     client = LLMClient(LLMSettings(cache_dir={str(tmp_path / 'c')!r}))
     judge = Judge(model="openai/judge", template="stsb", scale="0-5", api_base=srv.url, api_key="k", client=client)

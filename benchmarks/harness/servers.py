@@ -67,7 +67,7 @@ def start_server_process(latency: float, responder: str = "default") -> tuple[su
 
 
 def _serve(latency: float, responder: str) -> None:
-    from pytest_judgerel.llm.fake_server import FakeLLMServer
+    from pytest_judgerel.testing.fake_server import FakeLLMServer
 
     srv = FakeLLMServer(latency=latency, responder=RESPONDERS[responder]).start()
     print(srv.url, flush=True)

@@ -1,8 +1,8 @@
 """The HTTP fast path: OpenAI-compatible chat completions without litellm.
 
 Against a user's own server (vLLM, llama.cpp, Ollama's ``/v1``, LM Studio) at low latency and high
-concurrency, litellm's per-call work (about 3 ms of CPU here, on top of ~1.5 ms for the HTTP
-exchange itself) sets the pace.  This path sends the same request body litellm would send,
+concurrency, litellm's per-call CPU work (more than the HTTP exchange itself takes) sets the
+pace.  This path sends the same request body litellm would send,
 ``POST {api_base}/chat/completions``, with one pooled ``aiohttp.ClientSession`` per client, and reads
 the JSON reply itself.  Everything around the wire stays shared with the litellm path: cache keys
 (computed from the :class:`~pytest_judgerel.llm.request.LLMRequest`, so a cassette recorded through

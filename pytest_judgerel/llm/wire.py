@@ -204,7 +204,7 @@ class WireTransport:
             # Proxies from the environment, redirects followed and SSL_VERIFY=false honoured, as the
             # openai SDK under litellm does.
             verify = os.environ.get("SSL_VERIFY", "").strip().lower() not in ("false", "0", "no", "off")
-            connector = aiohttp.TCPConnector(limit=0, ssl=None if verify else False)
+            connector = aiohttp.TCPConnector(limit=0, ssl=verify)
             self._client = aiohttp.ClientSession(connector=connector, trust_env=True)
             self._loop = loop
         return self._client

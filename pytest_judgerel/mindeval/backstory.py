@@ -54,6 +54,9 @@ BACKSTORY_GRAMMAR = (
     'para ::= [A-Z] [^\\n]{30,250}\n'
 )
 
+#: a dry run's placeholder backstory: four paragraphs, the shape the check asks for
+DRY_BACKSTORY = "\n\n".join(["Placeholder paragraph of a backstory written by a dry run, never by a model."] * 4)
+
 
 def paragraph_count(text: str) -> int:
     """Number of non-empty paragraphs (blocks separated by blank lines)."""
@@ -93,7 +96,8 @@ def backstory_request(
         messages=({"role": "user", "content": render_profile_prompt(profile)},),
         temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens,
         sample_index=sample_index, namespace=namespace,
-        metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None)},
+        metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None),
+                  "dry_reply": DRY_BACKSTORY},  # a dry run's placeholder: the 4 paragraphs the check wants
     )
 
 
@@ -142,6 +146,8 @@ def generate_backstories(
     while todo:
         requests = [backstory_request(out[i], model, sample_index=attempt[i],
                                       seed=None if seed is None else seed + attempt[i], **sampling) for i in todo]
+        requests = [replace(r, metadata={**r.metadata, "reasks": max_retries - attempt[i]})
+                    for r, i in zip(requests, todo)]  # the new samples an unusable reply may cost
         responses = client.complete_many(requests, return_exceptions=True)
         again = []
         for i, resp in zip(todo, responses):

@@ -31,10 +31,13 @@ from typing import Any
 
 from pytest_judgerel.errors import BudgetExceededError, ConfigError
 
-__all__ = ["Budget", "read_budget", "budget_file", "unpriced_cap_problem", "session_cap_problem"]
+__all__ = ["Budget", "read_budget", "budget_file", "unpriced_cap_problem", "session_cap_problem", "WAIT_STEP",
+           "WAIT_MAX"]
 
-#: seconds between two looks at the shared counters while a request waits for the calls in flight
-WAIT_STEP = 0.01
+#: seconds between the first two looks at the shared counters while a request waits for the calls
+#: in flight (growing by half each look, to at most :data:`WAIT_MAX`)
+WAIT_STEP = 0.005
+WAIT_MAX = 0.1
 
 
 def budget_file(cache_dir: str | os.PathLike[str], run_id: str) -> Path:
@@ -149,6 +152,7 @@ class Budget:
         """Reserve one request of worst-case cost ``worst`` (waiting while only the reservations in
         flight keep it from fitting); True once reserved, else :class:`BudgetExceededError`."""
         me = str(os.getpid())
+        delay = WAIT_STEP
         while self.exceeded is None:
             outcome: dict[str, Any] = {}
 
@@ -173,7 +177,8 @@ class Budget:
             if outcome.get("taken"):
                 return True
             if outcome.get("wait"):
-                await asyncio.sleep(WAIT_STEP)
+                await asyncio.sleep(delay)
+                delay = min(delay * 1.5, WAIT_MAX)
         raise BudgetExceededError(f"{self.exceeded} (test {request.test_name}, model {request.model!r})")
 
     def settle(self, reserved: float, cost: float) -> None:

@@ -570,16 +570,15 @@ class LLMClient:
         try:
             call = self.transport(name).prepare(request, key, timeout)
             bill = Bill(budget, budget.worst_cost(request) if budget is not None else 0.0, self._price)
-            if budget is not None:
-                await budget.reserve(request, bill.worst)  # the request past the cap raises here, nothing sent
-        except (LLMCallError, ConfigError) as exc:  # a missing or malformed key, the budget: nothing was sent
-            from pytest_judgerel.errors import BudgetExceededError, MissingKeyError
+        except (LLMCallError, ConfigError) as exc:  # a missing or malformed key, an unpriced model: nothing sent
+            from pytest_judgerel.errors import MissingKeyError
 
             # a missing key stops the session with its own message: no request, no error counted
             self.stats.errors += int(not isinstance(exc, MissingKeyError))
-            self.stats.refused += int(isinstance(exc, BudgetExceededError))
             raise
-        # an in-process model is answered here, not upstream: counted apart
-        counter = "inprocess_calls" if in_process else f"{name}_calls"
-        setattr(self.stats, counter, getattr(self.stats, counter) + 1)
-        return await send_with_retries(call, request, key, self.settings, self._retry, self.stats, bill)
+        try:
+            return await send_with_retries(call, request, key, self.settings, self._retry, self.stats, bill)
+        finally:
+            if bill.sent:  # an in-process model is answered here, not upstream: counted apart
+                counter = "inprocess_calls" if in_process else f"{name}_calls"
+                setattr(self.stats, counter, getattr(self.stats, counter) + 1)

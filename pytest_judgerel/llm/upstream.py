@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from pytest_judgerel.errors import LLMCallError
@@ -18,28 +17,27 @@ from pytest_judgerel.llm.request import LLMResponse
 __all__ = ["send_with_retries", "Bill"]
 
 
-@dataclass(frozen=True)
 class Bill:
     """How one call is billed: the session's ``budget`` (or None), the worst-case cost of one
-    attempt (``worst``, reserved for attempt 1 before this call is made), and the price of a model
-    litellm's table does not price (``price``, USD per prompt and completion token, or None)."""
+    attempt (``worst``), and the price of a model litellm's table does not price (``price``, USD
+    per prompt and completion token, or None); ``sent`` counts the attempts that were sent."""
 
-    budget: Any = None
-    worst: float = 0.0
-    price: tuple[float, float] | None = None
+    def __init__(self, budget: Any = None, worst: float = 0.0, price: tuple[float, float] | None = None) -> None:
+        self.budget, self.worst, self.price = budget, worst, price
+        self.sent = 0
 
-    async def reserve_retry(self, request: Any, stats: Any) -> None:
-        """Reserve a retry's place; a refusal ends the call (counted as refused)."""
-        if self.budget is None:
-            return
-        from pytest_judgerel.errors import BudgetExceededError
+    async def reserve(self, request: Any, stats: Any) -> None:
+        """Reserve an attempt's place; a refusal ends the call (counted as refused, nothing sent)."""
+        if self.budget is not None:
+            from pytest_judgerel.errors import BudgetExceededError
 
-        try:
-            await self.budget.reserve(request, self.worst)
-        except BudgetExceededError:
-            stats.errors += 1
-            stats.refused += 1
-            raise
+            try:
+                await self.budget.reserve(request, self.worst)
+            except BudgetExceededError:
+                stats.errors += 1
+                stats.refused += 1
+                raise
+        self.sent += 1
 
     def settle(self, cost: float) -> None:
         if self.budget is not None:
@@ -61,7 +59,7 @@ async def send_with_retries(call: Any, request: Any, key: str, settings: Any, po
                             bill: Bill | None = None) -> LLMResponse:
     """The answer of ``call`` (attempts up to ``settings.max_attempts``); an :class:`LLMCallError`
     naming the status, the attempts and the test when it gives up (the key hint on an auth failure).
-    ``bill``: the budget every attempt is reserved in and settled with (its first attempt reserved)."""
+    ``bill``: the budget each attempt is reserved in (within the concurrency bound) and settled with."""
     from pytest_judgerel.llm.runtime import runtime
 
     bill = bill or Bill()
@@ -69,27 +67,25 @@ async def send_with_retries(call: Any, request: Any, key: str, settings: Any, po
     attempt = 0
     while True:
         attempt += 1
-        if attempt > 1:
-            await bill.reserve_retry(request, stats)
-        cost = 0.0
-        try:
-            await loop_runtime.rate_limit(settings.rpm)
-            async with loop_runtime.semaphore(settings.max_concurrency):
-                started = time.perf_counter()
-                try:
-                    reply = await call.send(attempt)
-                    latency = time.perf_counter() - started
-                    failure = None
-                    cost = bill.cost(request.model, reply)
-                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException as exc:  # noqa: BLE001 - classified below
-                    from pytest_judgerel.llm.retry import classify_failure
+        await loop_runtime.rate_limit(settings.rpm)
+        async with loop_runtime.semaphore(settings.max_concurrency):
+            await bill.reserve(request, stats)  # the request past the cap raises here, nothing sent
+            cost = 0.0
+            started = time.perf_counter()
+            try:
+                reply = await call.send(attempt)
+                latency = time.perf_counter() - started
+                failure = None
+                cost = bill.cost(request.model, reply)
+            except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - classified below
+                from pytest_judgerel.llm.retry import classify_failure
 
-                    failure = classify_failure(exc)
-                    error = exc
-        finally:
-            bill.settle(cost)
+                failure = classify_failure(exc)
+                error = exc
+            finally:
+                bill.settle(cost)
         if failure is None:
             break
         if not failure.retryable or attempt >= settings.max_attempts:

@@ -215,3 +215,40 @@ def test_a_dead_processs_reservation_is_released(tmp_path):
     assert budget.state()["cost"] == 0.25 and budget.state()["reserved"] == {}
     with pytest.raises(BudgetExceededError, match=r"\$0\.250000 spent; the next request could cost up to"):
         asyncio.run(budget.reserve(request, 0.8))
+
+
+def test_the_dry_run_of_the_examples_plans_the_requests_each_example_test_sends(tmp_path):
+    """A dry run over examples/ (a configured judge: no embedded model needed) exits 0 and plans,
+    test by test, the upstream requests a real run then sends to the server; a sequential gate is
+    planned at its cap, which bounds what it sends.  Slow: the examples run twice."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from test_llama_server import _plausible_reply
+
+    root = Path(__file__).resolve().parents[1]
+    with FakeLLMServer(latency=0.0, responder=_plausible_reply) as server:
+        env = dict(os.environ, OPENAI_API_KEY="sk-test", PYTHONDONTWRITEBYTECODE="1")
+        base = [sys.executable, "-m", "pytest", str(root / "examples"), "-p", "no:cacheprovider", "-q", "-n", "0",
+                f"--judge-model={PRICED}", f"--judge-api-base={server.url}", f"--judgerel-cache-dir={tmp_path / 'c'}"]
+        dry = subprocess.run(base + ["--judgerel-dry-run", f"--judgerel-json={tmp_path / 'dry.json'}"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=1800)
+        assert dry.returncode == 0 and server.requests == 0, dry.stdout[-3000:]
+        subprocess.run(base + ["--judgerel-report-only", f"--judgerel-json={tmp_path / 'real.json'}"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=1800)
+        received = server.requests
+    plan = json.loads((tmp_path / "dry.json").read_text())["session"]["dry_run"]
+    real = json.loads((tmp_path / "real.json").read_text())
+    sent = {t["nodeid"]: (t.get("calls") or {}).get("http_calls", 0) for t in real["tests"]}
+    assert sum(sent.values()) == received and real["totals"]["retries"] == 0
+    assert plan["errored"] == [] and any("mindeval" in n for n in plan["per_test"])
+    at_cap = set(plan["sequential_at_cap"])
+    for nodeid in set(plan["per_test"]) | {n for n, v in sent.items() if v}:
+        planned = plan["per_test"].get(nodeid, 0)
+        if nodeid in at_cap:
+            assert sent.get(nodeid, 0) <= planned, nodeid
+        else:
+            assert sent.get(nodeid, 0) == planned, nodeid
+    assert received <= plan["calls_max"]

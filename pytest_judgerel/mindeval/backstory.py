@@ -101,6 +101,11 @@ def backstory_request(
     )
 
 
+def _may_cost(request: Any, reasks: int) -> Any:
+    """``request`` saying how many new samples an unusable reply may still cost (a dry run's bound)."""
+    return replace(request, metadata={**request.metadata, "reasks": reasks})
+
+
 def generate_backstories(
     profiles: Sequence[Any],
     model: Any = None,
@@ -144,10 +149,9 @@ def generate_backstories(
     attempt = {i: 0 for i in todo}
     name = getattr(model, "model", model)
     while todo:
-        requests = [backstory_request(out[i], model, sample_index=attempt[i],
-                                      seed=None if seed is None else seed + attempt[i], **sampling) for i in todo]
-        requests = [replace(r, metadata={**r.metadata, "reasks": max_retries - attempt[i]})
-                    for r, i in zip(requests, todo)]  # the new samples an unusable reply may cost
+        requests = [_may_cost(backstory_request(out[i], model, sample_index=attempt[i], **sampling, seed=None
+                                                if seed is None else seed + attempt[i]), max_retries - attempt[i])
+                    for i in todo]
         responses = client.complete_many(requests, return_exceptions=True)
         again = []
         for i, resp in zip(todo, responses):

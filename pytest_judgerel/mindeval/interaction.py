@@ -198,6 +198,7 @@ def resolve_clinician(clinician: Any, name: str | None = None, method: str | Non
 #: a dry run's placeholder turn (non-empty, as the runner requires)
 DRY_TURN = "Placeholder turn of a dry run: I hear you. Could you tell me more about your week?"
 
+
 def _mirror(turns: Sequence[Turn]) -> list[dict[str, str]]:
     return [{"role": "assistant" if t.role == "user" else "user", "content": t.content} for t in turns]
 

@@ -398,8 +398,9 @@ class JudgerelSession:
         self.gate_reasons = reasons
         if reasons and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        elif s.dry_run and session.exitstatus == pytest.ExitCode.TESTS_FAILED and "error" not in self.outcomes.values():
-            session.exitstatus = pytest.ExitCode.OK  # tests failed on placeholder answers: no verdict (the plan says so)
+        elif s.dry_run and session.exitstatus == pytest.ExitCode.TESTS_FAILED \
+                and "error" not in self.outcomes.values():
+            session.exitstatus = pytest.ExitCode.OK  # failed on placeholder answers: no verdict (the plan says so)
 
     def as_run(self, exitstatus: int | None = None):
         """This session as the report layer's plain :class:`~pytest_judgerel.report.build.SessionRun`."""

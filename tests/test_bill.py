@@ -12,9 +12,10 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_judgerel.errors import BudgetExceededError, ConfigError
-from pytest_judgerel.llm import FakeLLMServer, FaultPlan, LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
 from pytest_judgerel.llm.budget import Budget
 from pytest_judgerel.llm.prices import token_prices, worst_case_cost
+from pytest_judgerel.testing import FakeLLMServer, FaultPlan
 
 pytest_plugins = ["pytester"]
 

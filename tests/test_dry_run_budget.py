@@ -10,7 +10,8 @@ from dataclasses import replace
 import pytest
 
 from pytest_judgerel.errors import BudgetExceededError
-from pytest_judgerel.llm import FakeLLMServer, LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer
 
 pytest_plugins = ["pytester"]
 

@@ -102,7 +102,7 @@ def test_chosen_in_a_session_reports_only_what_the_user_set(pytester, clean_env,
         "temperature": 0.3, "require_stable": True, "max_tokens": 64, "backend": "http"}
 
 
-# ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
+# ---------------------------------------------------------------- held-out bugs (tools/mutation/held_out_mutants.py)
 def _documented_variables() -> dict[str, str]:
     """``{flag: variable}`` of docs/pytest.md's option table (rows with an env column)."""
     from pathlib import Path

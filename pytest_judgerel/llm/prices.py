@@ -2,7 +2,7 @@
 
 litellm ships its price list as ``model_prices_and_context_window_backup.json`` inside the
 package; the litellm path prices a call from it (``response_cost``).  The fast path reads the same
-file without importing litellm (the import costs 3-4 s) and applies the same rule for the
+file without importing litellm (a slow import) and applies the same rule for the
 providers it speaks: ``openai/<name>`` is priced as the entry ``<name>`` whose ``litellm_provider``
 is ``openai`` (or an entry keyed ``openai/<name>``); a model without an entry costs 0.0, as on the
 litellm path (a local server's model has no price).  Cost = prompt tokens x input price +

@@ -1,7 +1,8 @@
 """The one definition of a setting and the LLM layer's settings (:class:`LLMSettings`).
 
 A setting is a dataclass field whose metadata (:func:`option`) names its command-line flag, ini
-key, environment variable, parser, choices and check.  :class:`LLMSettings` holds what the LLM
+key, environment variable, parser, choices and check; the range checks (:func:`at_least`,
+:func:`within`, :func:`positive`) are the ones the markers' arguments use too.  :class:`LLMSettings` holds what the LLM
 layer reads: the session's endpoint (``model``, ``api_base``), the client's cache, concurrency,
 timeouts, retries, path to the wire, and the bill (dry run, call and cost caps).  The session's
 :class:`~pytest_judgerel.session.settings.Settings` *extends* it with the judge, gate and report
@@ -54,9 +55,10 @@ def parse_bool(text: Any) -> bool:
 parse_bool.__name__ = "bool"
 
 
-def at_least(low: float) -> Callable[[Any], str | None]:
-    """A check: the value is >= ``low``."""
-    return lambda v: None if v >= low else f"must be >= {low:g}"
+def at_least(low: float, *, integer: bool = False) -> Callable[[Any], str | None]:
+    """A check: the value is >= ``low`` (``integer``: the message says an integer is expected)."""
+    expected = f"an integer >= {low:g}" if integer else f">= {low:g}"
+    return lambda v: None if v >= low else f"must be {expected}"
 
 
 def within(low: float, high: float) -> Callable[[Any], str | None]:

@@ -3,6 +3,8 @@
 The report is the single source of truth for every output (terminal, JSON,
 HTML, baseline, history, merge); its schema is
 :data:`pytest_judgerel.report.schema.REPORT_SCHEMA` (documented in docs/reports.md).
+:func:`build_report` assembles all of it from one plain :class:`SessionRun`, the drift
+anchors' block included; :func:`assemble_report` is the part shared with shard merging.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .metrics import is_metric_record, judge_fields, judge_fingerprint
+from ..judging.identity import judge_fields, judge_fingerprint
+from .metrics import is_metric_record
 from .schema import REPORT_SCHEMA_ID, REPORT_VERSION
 
 SCHEMA = REPORT_SCHEMA_ID
@@ -36,7 +39,8 @@ class SessionRun:
     (:class:`~pytest_judgerel.session.settings.Settings`), every test entry with records
     (``{nodeid, outcome, records, calls, worker}``), every test's outcome, the crashed and
     interrupted state, the session endpoint's description, calls that no test carried and
-    pytest's exit status."""
+    pytest's exit status, and the drift anchors' block when the check ran
+    (:func:`pytest_judgerel.anchors.check.check_anchors`)."""
 
     rootpath: str
     settings: Any
@@ -49,6 +53,7 @@ class SessionRun:
     exitstatus: int | None = None
     workers: Mapping[str, Any] = field(default_factory=dict)
     budget: Mapping[str, Any] | None = None  # the run's budget state (pytest_judgerel.llm.budget), if capped
+    anchors: Mapping[str, Any] | None = None  # the report's ``anchors`` block (pytest_judgerel.anchors)
 
 
 def _plugin_version() -> str:
@@ -237,8 +242,9 @@ def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], 
 
 def build_report(run: SessionRun) -> dict[str, Any]:
     """The report of one session: every test pytest ran (with its outcome, and its records and
-    calls when it made any), plus totals and what pytest reported (the outcome counts, the exit
-    status, an interruption).
+    calls when it made any), plus totals, what pytest reported (the outcome counts, the exit
+    status, an interruption), the budget, a dry run's plan and the drift anchors' block (the
+    verdicts of a judge whose anchors drifted marked "judge changed").
 
     When the session's model judged nothing while judges named their own (a ``judge`` marker's
     model), ``settings.model`` names the models that judged and ``settings.endpoint.used`` is
@@ -250,8 +256,7 @@ def build_report(run: SessionRun) -> dict[str, Any]:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     endpoint = dict(run.endpoint) if run.endpoint is not None else None
     report = assemble_report(tests, settings=settings, crashed=run.crashed,
-                             report_only=bool(settings.get("report_only") or settings.get("dry_run")),
-                             endpoint=endpoint,
+                             report_only=run.settings.gates_report_only, endpoint=endpoint,
                              session={"exitstatus": run.exitstatus, "interrupted": bool(run.interrupted),
                                       "outcomes": outcomes},
                              extra_calls=run.extra_calls)
@@ -262,10 +267,21 @@ def build_report(run: SessionRun) -> dict[str, Any]:
         report["session"]["dry_run"] = dry_run_plan(report["tests"], report["totals"],
                                                     int(settings.get("max_concurrency") or 1),
                                                     int(settings.get("max_attempts") or 1))
-    used = judged_models(tests)
-    if endpoint is not None:
-        unused = bool(used) and endpoint.get("model") not in used
-        report["settings"]["endpoint"]["used"] = not unused
-        if unused:
-            report["settings"]["model"] = ", ".join(sorted(used))
+    _name_the_models_that_judged(report, endpoint, judged_models(tests))
+    if run.anchors is not None:
+        from .judge_drift import mark_judge_changes
+
+        report["anchors"] = dict(run.anchors)
+        mark_judge_changes(report)
     return report
+
+
+def _name_the_models_that_judged(report: dict[str, Any], endpoint: Mapping[str, Any] | None,
+                                 used: set[str]) -> None:
+    """Say whether the session's endpoint answered; when it did not, name the models that did."""
+    if endpoint is None:
+        return
+    unused = bool(used) and endpoint.get("model") not in used
+    report["settings"]["endpoint"]["used"] = not unused
+    if unused:
+        report["settings"]["model"] = ", ".join(sorted(used))

@@ -18,11 +18,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .._io import write_text_atomic
 from .baseline import Tolerances, compare_with_file, load_baseline, updated_baseline
-from .io import write_json_atomic, write_text_atomic
+from .io import write_json_atomic
 from .schema import ReportFormatError
 
-__all__ = ["apply_outputs", "evaluate_gate", "write_json_atomic"]
+__all__ = ["apply_outputs", "evaluate_gate"]
 
 
 def evaluate_gate(report: dict[str, Any], *, baseline: str | None, update_baseline: bool = False,

@@ -12,17 +12,16 @@ part hands it to its ``settle_*`` function first:
 * :func:`settle_human_mean` (``assert_human_mean_above``): draws the unlabelled items in batches and
   calls :func:`~pytest_judgerel.stats.sequential.human_mean_sequential_look`.
 
-Each returns the data the gate then computes on (the repeats or items drawn when a look settled
-the verdict; the whole cap otherwise) and a :class:`SequentialRun` -- None when the input was not
-pending, so a gate's fixed behaviour is unchanged.  The gate records ``run.to_dict()`` as its
-record's ``sequential`` block and takes its verdict from :meth:`SequentialRun.verdict`: a look that
-stopped before the cap decides (its predictive probability of the cap's verdict reached ``1 -
-eps_pass`` or fell to ``eps_fail``); at the cap the gate's own fixed rule decides, on the same data as a fixed
-run.  Where a gate's settings have no sequential rule (``by=`` groups, a pass rate of unparsed
-replies...) the driver draws the whole cap and says so in the block (``stop: "fixed"``).
+Each returns the data the gate then computes on (what was drawn when a look settled the verdict;
+the whole cap otherwise) and a :class:`SequentialRun` (None for an input that was not pending).
+The gate records ``run.to_dict()`` as its record's ``sequential`` block and takes its verdict
+from :meth:`SequentialRun.verdict`: a look that stopped before the cap decides (its predictive
+probability of the cap's verdict reached ``1 - eps_pass`` or fell to ``eps_fail``); at the cap the
+gate's own fixed rule decides, on the same data as a fixed run.  Where a gate's settings have no
+sequential rule (``by=`` groups, a pass rate of unparsed replies...), and in a dry run (its plan
+is the cap), the driver draws the whole cap and says so in the block (``stop: "fixed"``).
 
-Parse failures only accumulate as more is drawn, so a draw with more unparsed replies than the
-gate allows ends the drawing at once: the gate fails on them, as it would at the cap.
+A draw with more unparsed replies than the gate allows ends the drawing: the gate fails on them.
 """
 
 from __future__ import annotations
@@ -142,6 +141,9 @@ def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: C
     prefix's parse failures (its return value is the end); otherwise ``look_at(part)`` looks, and a
     look that stopped ends it (the prefix before the cap, the whole cap at it).  A look that cannot
     be computed (:class:`ReliabilityError`) draws the whole cap: the fixed design decides."""
+    if getattr(getattr(pending.judge.client, "settings", None), "dry_run", False):
+        # placeholder answers would stop it anywhere: the dry run plans the cap, the most it can draw
+        return _fixed(pending, unit, "dry run: the plan counts the whole cap")
     prefix = pending.repeats_prefix if unit == "repeats" else pending.items_prefix
     looks: list[Any] = []
     size: int | None = schedule.first

@@ -351,7 +351,7 @@ class Judge:
             top_p=self.top_p,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
             # a dry run (--judgerel-dry-run) answers with this reply, which parses; never keyed
-            metadata={**({"test": self.test_id} if self.test_id else {}),
+            metadata={**({"test": self.test_id} if self.test_id else {}), "reasks": int(bool(self.reask)),
                       "dry_reply": dry_reply_for(self.output, scale, self.axes,
                                                  seed=zlib.crc32(repr((messages, sample_index)).encode()))},
         )

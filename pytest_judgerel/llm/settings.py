@@ -72,6 +72,17 @@ def positive(v: Any) -> str | None:
     return "must be a finite number > 0" if not (math.isfinite(v) and v > 0) else None
 
 
+def _price_problem(value: Any) -> str | None:
+    """A check: ``IN,OUT`` USD per million tokens (:func:`pytest_judgerel.llm.prices.parse_price`)."""
+    from pytest_judgerel.llm.prices import parse_price
+
+    try:
+        parse_price(value)
+    except ValueError:
+        return "must be IN,OUT: two numbers >= 0, USD per million prompt and completion tokens (e.g. 0.15,0.60)"
+    return None
+
+
 def check_api_base(value: Any) -> str | None:
     """What is wrong with ``value`` as a server's base URL, or None (an http(s) URL with a host)."""
     from urllib.parse import urlsplit
@@ -264,7 +275,12 @@ class LLMSettings:
         type=int, check=at_least(0), env="JUDGEREL_MAX_CALLS")
     max_cost: float | None = option(
         "--judgerel-max-cost", "budget: at most this many USD of upstream calls in the session (priced models; "
-        "all xdist workers together)", type=float, check=at_least(0), env="JUDGEREL_MAX_COST")
+        "all xdist workers together); each request reserves its worst-case cost before it is sent",
+        type=float, check=at_least(0), env="JUDGEREL_MAX_COST")
+    price_per_mtok: str | None = option(
+        "--judgerel-price-per-mtok", "IN,OUT: USD per million prompt and completion tokens of models without a "
+        "price in litellm's table (e.g. a server of your own); prices their calls, the dry run's plan and the "
+        "--judgerel-max-cost reservations", check=_price_problem, env="JUDGEREL_PRICE_PER_MTOK")
     backoff_base: float = 0.5
     backoff_max: float = 20.0
     retry_after_cap: float = 30.0

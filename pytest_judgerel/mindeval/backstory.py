@@ -52,6 +52,9 @@ BACKSTORY_GRAMMAR = (
     'para ::= [A-Z] [^\\n]{30,250}\n'
 )
 
+#: a dry run's placeholder backstory: four paragraphs, the shape the check asks for
+DRY_BACKSTORY = "\n\n".join(["Placeholder paragraph of a backstory written by a dry run, never by a model."] * 4)
+
 
 def paragraph_count(text: str) -> int:
     """Number of non-empty paragraphs (blocks separated by blank lines)."""
@@ -91,8 +94,14 @@ def backstory_request(
         messages=({"role": "user", "content": render_profile_prompt(profile)},),
         temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens,
         sample_index=sample_index, namespace=namespace,
-        metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None)},
+        metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None),
+                  "dry_reply": DRY_BACKSTORY},  # a dry run's placeholder: the 4 paragraphs the check wants
     )
+
+
+def _may_cost(request: Any, reasks: int) -> Any:
+    """``request`` saying how many new samples an unusable reply may still cost (a dry run's bound)."""
+    return replace(request, metadata={**request.metadata, "reasks": reasks})
 
 
 def generate_backstories(
@@ -138,8 +147,9 @@ def generate_backstories(
     attempt = {i: 0 for i in todo}
     name = getattr(model, "model", model)
     while todo:
-        requests = [backstory_request(out[i], model, sample_index=attempt[i],
-                                      seed=None if seed is None else seed + attempt[i], **sampling) for i in todo]
+        requests = [_may_cost(backstory_request(out[i], model, sample_index=attempt[i], **sampling, seed=None
+                                                if seed is None else seed + attempt[i]), max_retries - attempt[i])
+                    for i in todo]
         responses = client.complete_many(requests, return_exceptions=True)
         again = []
         for i, resp in zip(todo, responses):

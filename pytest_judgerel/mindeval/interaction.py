@@ -198,6 +198,10 @@ def resolve_clinician(clinician: Any, name: str | None = None, method: str | Non
 
 # ----------------------------------------------------------------------------- runner
 
+#: a dry run's placeholder turn (non-empty, as the runner requires)
+DRY_TURN = "Placeholder turn of a dry run: I hear you. Could you tell me more about your week?"
+
+
 def _mirror(turns: Sequence[Turn]) -> list[dict[str, str]]:
     return [{"role": "assistant" if t.role == "user" else "user", "content": t.content} for t in turns]
 
@@ -215,7 +219,8 @@ async def _one_turn(
     while True:
         request = LLMRequest(
             model=model, messages=messages, sample_index=sample_index, namespace=namespace,
-            metadata={"mindeval": role, "profile": pid, "turn": turn_no}, **sampling.as_request_kwargs(),
+            metadata={"mindeval": role, "profile": pid, "turn": turn_no, "reasks": max_retries - retries,
+                      "dry_reply": DRY_TURN}, **sampling.as_request_kwargs(),
             **endpoint,
         )
         try:

@@ -137,6 +137,11 @@ class JudgerelSession:
                 problem = _unknown_provider(endpoint.model)
                 if problem:  # litellm would refuse every call ("LLM Provider NOT provided"): say so now
                     raise pytest.UsageError(f"pytest-judgerel: {problem}")
+                from ..llm.budget import session_cap_problem
+
+                problem = session_cap_problem(endpoint.model, self.settings)
+                if problem:  # a cost cap that could not bind: say so before any call
+                    raise pytest.UsageError(f"pytest-judgerel: {problem}")
 
     # ------------------------------------------------------------ endpoint and client (the context's)
     @property
@@ -384,6 +389,9 @@ class JudgerelSession:
         self.gate_reasons = reasons
         if reasons and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif s.dry_run and session.exitstatus == pytest.ExitCode.TESTS_FAILED \
+                and "error" not in self.outcomes.values():
+            session.exitstatus = pytest.ExitCode.OK  # failed on placeholder answers: no verdict (the plan says so)
 
     def as_run(self, exitstatus: int | None = None):
         """This session as the report layer's plain :class:`~pytest_judgerel.report.build.SessionRun`."""

@@ -24,8 +24,9 @@ _SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "
                   "require_stable",
                   "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise", "dry_run", "max_calls", "max_cost")
 CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "corrupt", "prompt_tokens", "completion_tokens",
-             "cost", "http_calls", "litellm_calls", "fresh", "refused", "planned", "planned_prompt_tokens",
-             "planned_completion_tokens", "planned_cost", "hit_latency")
+             "cost", "http_calls", "litellm_calls", "inprocess_calls", "fresh", "refused", "planned",
+             "planned_prompt_tokens", "planned_completion_tokens", "planned_completion_max", "planned_cost",
+             "planned_cost_max", "planned_unpriced", "planned_reasks", "planned_inprocess", "hit_latency")
 #: the latency a dry run's time estimate assumes per call when the run served no cache hit to
 #: take the recorded latencies from (seconds)
 DEFAULT_PLAN_LATENCY = 1.0
@@ -197,22 +198,44 @@ def judged_models(tests: Iterable[Mapping[str, Any]]) -> set[str]:
     return out
 
 
-def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], concurrency: int) -> dict[str, Any]:
-    """What a dry run planned: the upstream calls per test and in total, their estimated prompt
-    tokens (characters / 4), completion tokens (``max_tokens``, an upper bound), cost (priced
-    models only) and the time at ``concurrency`` calls at once, assuming each call takes the mean
-    latency recorded with the run's cache hits (else :data:`DEFAULT_PLAN_LATENCY`)."""
+def _sequential_tests(tests: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The tests whose records hold a sequential gate (a dry run plans its whole cap)."""
+    return sorted({t["nodeid"] for t in tests for rec in t.get("records") or [] if rec.get("sequential")})
+
+
+def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], concurrency: int,
+                 max_attempts: int = 1) -> dict[str, Any]:
+    """What a dry run planned: the upstream calls per test and in total (in-process calls apart),
+    their estimated prompt tokens (characters / 4), completion tokens (the expected reply's, with
+    ``max_tokens`` as the bound), cost (None when a planned call's model has no price) and its
+    bound, the most requests re-asks and retries can add (``calls_max``: every planned call and
+    every re-ask it may need, each at ``max_attempts`` attempts), and the time at ``concurrency``
+    calls at once, assuming each call takes the mean latency recorded with the run's cache hits
+    (else :data:`DEFAULT_PLAN_LATENCY`).  Sequential gates are planned at their cap."""
+    tests = list(tests)
     per_test = {t["nodeid"]: int((t.get("calls") or {}).get("planned", 0) or 0) for t in tests}
-    planned = int(totals.get("planned", 0) or 0)
-    hits = int(totals.get("hits", 0) or 0)
-    recorded = float(totals.get("hit_latency", 0.0) or 0.0)
+
+    def total(name: str) -> Any:
+        return totals.get(name, 0) or 0
+
+    planned, hits, unpriced = int(total("planned")), int(total("hits")), int(total("planned_unpriced"))
+    recorded = float(total("hit_latency"))
     latency, basis = ((recorded / hits, f"mean recorded latency of {hits} cache hits") if hits and recorded > 0
                       else (DEFAULT_PLAN_LATENCY, "assumed default"))
     waves = -(-planned // max(1, int(concurrency)))
     return {"planned_calls": planned, "per_test": {k: v for k, v in per_test.items() if v},
-            "cache_hits": hits, "prompt_tokens_estimate": int(totals.get("planned_prompt_tokens", 0) or 0),
-            "completion_tokens_max": int(totals.get("planned_completion_tokens", 0) or 0),
-            "cost_estimate": round(float(totals.get("planned_cost", 0.0) or 0.0), 8),
+            "calls_max": (planned + int(total("planned_reasks"))) * max(1, int(max_attempts)),
+            "reasks_max": int(total("planned_reasks")), "max_attempts": max(1, int(max_attempts)),
+            "sequential_at_cap": [n for n in _sequential_tests(tests) if per_test.get(n)],
+            "failed_on_placeholders": sorted(t["nodeid"] for t in tests if t.get("outcome") == "failed"),
+            "errored": sorted(t["nodeid"] for t in tests if t.get("outcome") == "error"),
+            "inprocess_calls": int(total("inprocess_calls")) + int(total("planned_inprocess")),
+            "cache_hits": hits, "prompt_tokens_estimate": int(total("planned_prompt_tokens")),
+            "completion_tokens_estimate": int(total("planned_completion_tokens")),
+            "completion_tokens_max": int(total("planned_completion_max")),
+            "cost_estimate": None if unpriced else round(float(total("planned_cost")), 8),
+            "cost_max": None if unpriced else round(float(total("planned_cost_max")), 8),
+            "unpriced_calls": unpriced,
             "latency": latency, "latency_basis": basis, "concurrency": int(concurrency),
             "time_estimate": waves * latency}
 
@@ -242,7 +265,8 @@ def build_report(run: SessionRun) -> dict[str, Any]:
     report["totals"]["budget_stopped"] = bool(budget and budget.get("exceeded"))
     if settings.get("dry_run"):
         report["session"]["dry_run"] = dry_run_plan(report["tests"], report["totals"],
-                                                    int(settings.get("max_concurrency") or 1))
+                                                    int(settings.get("max_concurrency") or 1),
+                                                    int(settings.get("max_attempts") or 1))
     _name_the_models_that_judged(report, endpoint, judged_models(tests))
     if run.anchors is not None:
         from .judge_drift import mark_judge_changes

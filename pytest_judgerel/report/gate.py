@@ -168,6 +168,9 @@ def apply_outputs(run: Any, report: dict[str, Any]) -> list[str]:
             outputs["html"] = write_text_atomic(s.html, render_html(report))
         except (OSError, ValueError) as exc:
             failed_write("HTML report", s.html, exc)
+    from .markdown import write_markdown_outputs
+
+    report["gate"]["warnings"] = write_markdown_outputs(s, report, failed_write)
     if s.json and s.json not in unwritable:
         try:
             path = os.path.abspath(s.json)

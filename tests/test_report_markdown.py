@@ -28,7 +28,7 @@ def to_html(text: str) -> str:
 
 
 SUITE = '''
-import hashlib, os, random
+import hashlib, os, random, re
 import pytest
 from pytest_judgerel import assert_icc_above
 from pytest_judgerel.llm import register_scripted
@@ -54,6 +54,18 @@ ITEMS = [{"id": f"i{i}", "sentence1": f"A sentence {i} about {i % 17}.", "senten
 def test_judge_is_reliable(judge):
     assert_icc_above(judge.rate(ITEMS), 0.3)
 
+def sloppy(messages, **params):
+    i = int(re.search(r"A sentence (\\d+) ", " ".join(m["content"] for m in messages)).group(1))
+    return "hmm, maybe seven?" if i % 4 == 0 else str(i % 10)
+
+register_scripted("scripted/sloppy", sloppy)
+
+@pytest.mark.judge(model="scripted/sloppy", template="stsb")
+@pytest.mark.scale("0-10")
+@pytest.mark.repeats(2)
+def test_sloppy_judge(judge):
+    assert_icc_above(judge.rate(ITEMS[:20]), 0.5)
+
 def test_data_only():
     import numpy as np
     assert_icc_above(np.array([[1, 1.1], [2, 2.2], [3, 2.9], [4, 4.1], [5, 5.2]]), 0.5)
@@ -73,7 +85,8 @@ def test_a_session_with_github_step_summary_writes_the_summary(pytester: pytest.
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makepyfile(test_suite=SUITE)
     first = _run(pytester, tmp_path, "--judgerel-update-baseline", env={"JR_SHIFT": "0", "JR_NOISE": "0.3"})
-    assert first.ret == 0, first.stdout.str()[-3000:]
+    assert first.ret == 1, first.stdout.str()[-3000:]
+    first.assert_outcomes(passed=2, failed=1)  # the sloppy judge fails in both sessions
     summary = tmp_path / "step_summary.md"
     summary.write_text("earlier step output\n")
     second = _run(pytester, tmp_path, env={"JR_SHIFT": "2", "JR_NOISE": "2.5",
@@ -87,6 +100,8 @@ def test_a_session_with_github_step_summary_writes_the_summary(pytester: pytest.
     assert attention < html.index("<th>test</th>")
     assert html.index("Regressions against the baseline") < html.index("Drifted judges")
     assert "regressed" in html and "DRIFTED" in html and "judge drifted" in html
+    assert html.index("Drifted judges") < html.index("Failed gates") < html.index("Parse failures")
+    assert "hmm, maybe seven?" in html  # the unparsed replies are quoted
     assert "judgerel baseline accept" in html and "--allow-drift" in html
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["outputs"]["step_summary"] == str(summary)
@@ -101,3 +116,97 @@ def test_plain_pytest_run_leaves_the_step_summary_alone(pytester: pytest.Pyteste
     pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert pytester.runpytest("-p", "no:xdist").ret == 0
     assert not summary.exists()
+
+
+# ---------------------------------------------------------------------- 200 tests, limits, cuts
+DATA = Path(__file__).parent / "data" / "markdown" / "report_3.json"
+
+
+def many(n: int) -> dict:
+    """The three-test session report with ``n - 3`` more passing tests (the long tail)."""
+    report = json.loads(DATA.read_text())
+    model = next(t for t in report["tests"] if t["nodeid"].endswith("test_data_only"))
+    entry = next(e for e in report["gate"]["baseline"]["entries"] if e["nodeid"] == model["nodeid"])
+    for i in range(n - len(report["tests"])):
+        t = copy.deepcopy(model)
+        t["nodeid"] = f"tests/judge/test_prompts.py::test_prompt_variant[case-{i:03d}]"
+        report["tests"].append(t)
+        report["gate"]["baseline"]["entries"].append({**entry, "nodeid": t["nodeid"]})
+    report["totals"]["tests"] = len(report["tests"])
+    return report
+
+
+def _table_rows(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.startswith("|") and not line.startswith("|---"))
+
+
+def test_200_tests_stay_readable_and_within_githubs_limits() -> None:
+    report = many(200)
+    comment = render_markdown(report)
+    assert len(comment) <= COMMENT_LIMIT
+    summary = render_markdown(report, limit=STEP_SUMMARY_LIMIT, size=utf8_size)
+    assert utf8_size(summary) <= STEP_SUMMARY_LIMIT
+    html = to_html(summary)
+    open_table = html.split("<details>", 1)[0]
+    assert open_table.count("<tr>") <= 21 + 7  # the gate table's head rows and the bill, the tail collapsed
+    assert "180 more gate row(s), none needing attention" in html
+    # the tests needing attention are in the open table, before the tail
+    assert html.index("test_judge_is_reliable") < html.index("more gate row(s)")
+    assert html.index("test_sloppy_judge") < html.index("more gate row(s)")
+
+
+@pytest.mark.parametrize("limit", [1_500, 3_000, 6_000, 20_000])
+def test_a_cut_keeps_every_table_whole_and_says_so(limit: int) -> None:
+    text = render_markdown(many(200), limit=limit)
+    assert len(text) <= limit
+    assert "Cut to stay within GitHub's comment limit" in text
+    html = to_html(text)
+    # every table line that was kept is a row of a rendered table (a cut table keeps its header)
+    assert html.count("<tr>") == _table_rows(text)
+    assert html.count("<details>") == html.count("</details>")
+
+
+def test_fit_blocks_cuts_between_rows_only() -> None:
+    blocks = [Block("# title"), Block("| a |\n|---|", [f"| {i} |" for i in range(100)]), Block("tail text")]
+    text = fit_blocks(blocks, 700)
+    assert len(text) <= 700 and "| a |\n|---|\n| 0 |" in text and "tail text" not in text
+    assert text.count("| ") == _table_rows(text) and "59 more row(s) of a table or list and 1 more section(s) left out" in text
+
+
+# ---------------------------------------------------------------------- judgerel baseline accept
+def _baseline_from(report: dict, path: Path) -> None:
+    from pytest_judgerel.report.baseline import updated_baseline
+    from pytest_judgerel.report.io import write_json_atomic
+
+    old = copy.deepcopy(report)
+    for t in old["tests"]:
+        for rec in t["records"]:
+            if isinstance(rec.get("value"), float):
+                rec["value"] = rec["value"] + 0.3
+    write_json_atomic(path, updated_baseline(None, old))
+
+
+def test_accept_refuses_drift_then_accepts_the_named_tests(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    report = json.loads(DATA.read_text())
+    assert any("drifted" in r for r in refusals(report))
+    path, baseline = tmp_path / "r.json", tmp_path / "b.json"
+    path.write_text(json.dumps(report))
+    _baseline_from(report, baseline)
+    before = baseline.read_text()
+    assert accept_report(str(path), str(baseline)) == 2  # drifted anchors: refused, nothing written
+    assert baseline.read_text() == before and "refused" in capsys.readouterr().err
+    assert accept_report(str(path), str(baseline), ["test_suite.py::test_data_only"], allow_drift=True) == 0
+    out = capsys.readouterr().out
+    assert "accepted 1 metric(s) of 1 test(s)" in out and "test_suite.py::test_data_only ICC(A,1)" in out
+    accepted = json.loads(baseline.read_text())["tests"]
+    assert accepted["test_suite.py::test_data_only"]["ICC(A,1)"]["value"] == pytest.approx(
+        next(r["value"] for t in report["tests"] if t["nodeid"].endswith("data_only") for r in t["records"]
+             if r.get("statistic")), abs=1e-6)
+    old = json.loads(before)["tests"]["test_suite.py::test_judge_is_reliable"]
+    assert accepted["test_suite.py::test_judge_is_reliable"] == old  # not named: kept
+
+
+def test_accept_refuses_a_dry_run_even_with_allow_drift() -> None:
+    report = json.loads(DATA.read_text())
+    report["session"]["dry_run"] = {"planned_calls": 3}
+    assert refusals(report, allow_drift=True) == ["the report is a dry run: its judge replies are placeholders"]

@@ -72,8 +72,8 @@ def fit_blocks(blocks: list[Block], limit: int, size: Callable[[str], int] = len
         rows_left += sum(len(x.rows) for x in blocks[i + 1:])
         break
     note = (f"> [!NOTE]\n> Cut to stay within {what or 'the size limit'} ({limit:,}): "
-            f"{rows_left} more row(s) in {sections_left} section(s) left out; the JSON and HTML reports "
-            "hold every test.")
+            f"{rows_left} more row(s) of a table or list and {sections_left} more section(s) left out; the JSON "
+            "and HTML reports hold every test.")
     return "\n\n".join([*out, note]) + "\n"
 
 

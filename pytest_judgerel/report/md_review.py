@@ -9,6 +9,7 @@ from .fmt import fmt_number
 from .judge_drift import anchor_lines, drifted_configurations
 from .md_blocks import Block, cell, code
 from .metrics import is_metric_record
+from .verdict import failed_checks
 from .terminal import sequential_line, sequential_rows, sequential_totals
 
 __all__ = ["headline", "attention_block", "bill_block", "detail_blocks"]
@@ -65,8 +66,9 @@ def _parse_failures(report: Mapping[str, Any]) -> list[str]:
                 if not is_metric_record(rec))
         if not n and not failures:
             continue
-        quoted = "; ".join(code(str(f.get("reply") or "")[:120]) + f" ({cell(f.get('cause') or '?')})"
-                           for f in failures[:_QUOTED])
+        replies = list(dict.fromkeys((str(f.get("reply") or "")[:120], str(f.get("cause") or "?"))
+                                     for f in failures))
+        quoted = "; ".join(f"{code(reply)} ({cell(cause)})" for reply, cause in replies[:_QUOTED])
         out.append(f"{code(t.get('nodeid'))}: {max(n, len(failures))} unparsed" + (f": {quoted}" if quoted else ""))
     return out
 
@@ -87,6 +89,22 @@ def _injection(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _drift_text(cid: str, entry: Mapping[str, Any]) -> str:
+    """One drifted judge configuration: its model, prompt and scale, the shift and its interval."""
+    judge = entry.get("judge") or {}
+    comp = entry.get("comparison") or {}
+    text = f"{code(judge.get('model'))} {cell(judge.get('template') or '')} {cell(judge.get('scale') or '')} ({cid[:8]})"
+    shift, ci = comp.get("shift"), comp.get("shift_ci")
+    if isinstance(shift, (int, float)):
+        text += f": scores shifted {shift:+.3g}"
+        if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+            text += f" [{ci[0]:+.3g}, {ci[1]:+.3g}]"
+    agreement = (comp.get("agreement") or {}).get("value")
+    if isinstance(agreement, (int, float)):
+        text += f", agreement with its recorded answers ICC {agreement:.3f}"
+    return text + f" on {entry.get('anchors', '?')} anchors"
+
+
 def attention_block(report: Mapping[str, Any]) -> Block | None:
     """What needs a reviewer's eye first, or None when nothing does."""
     gate = report.get("gate") or {}
@@ -94,17 +112,15 @@ def attention_block(report: Mapping[str, Any]) -> Block | None:
     regressions = [f"{code(e['nodeid'])} {cell(e['metric'])}: {cell(e.get('reason', ''))}"
                    + (" — 🧭 " + cell(e["judge_changed"]) if e.get("judge_changed") else "")
                    for e in comp.get("entries") or [] if e.get("status") == "regression"]
-    drifted = set(drifted_configurations(report))
-    drift_lines = [cell(x) for x in anchor_texts(report) if drifted or "server changed" in x]
+    drift_lines = [_drift_text(cid, e) for cid, e in drifted_configurations(report).items()]
+    drift_lines += [cell(x) for x in anchor_texts(report) if x.startswith("judge server changed")]
     failed, unstable = [], []
     for t in report.get("tests") or []:
+        failed += [f"{code(t.get('nodeid'))}: {cell(line)}" for line in failed_checks(t)]
         for rec in t.get("records") or []:
             if not is_metric_record(rec):
                 continue
             name = code(str(t.get("nodeid")) + (f" [{rec['label']}]" if rec.get("label") else ""))
-            if rec.get("passed") is False:
-                failed.append(f"{name} {cell(rec.get('statistic'))} {fmt_number(rec.get('value'), 3)}"
-                              f" vs threshold {rec.get('threshold')}")
             if rec.get("unstable") or (rec.get("stability") or {}).get("unstable"):
                 unstable.append(f"{name} {cell(rec.get('statistic'))}: p_pass {fmt_number(rec.get('p_pass'), 3)}"
                                 " (a rerun may flip it)")

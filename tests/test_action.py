@@ -1,0 +1,117 @@
+"""The composite Action (action.yml): its comment step, run twice as GitHub would run it (a fake
+``GITHUB_*`` environment, the step's own script) against a loopback stand-in for the comments
+API, creates one comment and then edits it in place."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class CommentsAPI(ThreadingHTTPServer):
+    """The issue-comments endpoints of the GitHub REST API, recording every call."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.calls: list[tuple[str, str, dict]] = []
+        self.comments: list[dict] = [{"id": 7, "body": "an unrelated comment"}]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: CommentsAPI
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _answer(self, code: int, body: object) -> None:
+        raw = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _body(self) -> dict:
+        assert self.headers["Authorization"] == "Bearer fake-token"
+        return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.server.calls.append(("GET", self.path, self._body()))
+        assert self.path.startswith("/repos/acme/judge/issues/12/comments")
+        self._answer(200, self.server.comments if "page=1" in self.path else [])
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._body()
+        self.server.calls.append(("POST", self.path, body))
+        self.server.comments.append({"id": 99, "body": body["body"]})
+        self._answer(201, {"id": 99})
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        body = self._body()
+        self.server.calls.append(("PATCH", self.path, body))
+        cid = int(self.path.rsplit("/", 1)[1])
+        next(c for c in self.server.comments if c["id"] == cid)["body"] = body["body"]
+        self._answer(200, {"id": cid})
+
+
+def _step(name: str) -> dict:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    return next(s for s in action["runs"]["steps"] if s["name"] == name)
+
+
+def _expand(value: str, context: dict[str, str]) -> str:
+    return re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", lambda m: context[m.group(1)], value)
+
+
+def test_the_comment_step_creates_one_comment_then_edits_it(tmp_path: Path) -> None:
+    report = ROOT / "tests" / "data" / "markdown" / "report_3.json"
+    (tmp_path / "judgerel-report.json").write_text(report.read_text())
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 12}}))
+    step = _step("Comment on the pull request")
+    assert "inputs.comment == 'true'" in step["if"] and "pull_request" in step["if"]
+    context = {"inputs.report-name": "judgerel-report", "inputs.github-token": "fake-token"}
+    api = CommentsAPI()
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").symlink_to(sys.executable)
+    try:
+        env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+               "PYTHONPATH": str(ROOT), "GITHUB_API_URL": f"http://127.0.0.1:{api.server_address[1]}",
+               "GITHUB_REPOSITORY": "acme/judge", "GITHUB_EVENT_PATH": str(event),
+               "GITHUB_WORKFLOW": "judge gate", "GITHUB_EVENT_NAME": "pull_request",
+               **{k: _expand(str(v), context) for k, v in step["env"].items()}}
+        outs = [subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True,
+                               text=True, timeout=120) for _ in range(2)]
+    finally:
+        api.shutdown()
+    for out in outs:
+        assert out.returncode == 0, out.stderr
+    assert "created comment 99" in outs[0].stdout and "updated comment 99" in outs[1].stdout
+    writes = [(m, p) for m, p, _ in api.calls if m != "GET"]
+    assert writes == [("POST", "/repos/acme/judge/issues/12/comments"),
+                      ("PATCH", "/repos/acme/judge/issues/comments/99")]
+    assert len(api.comments) == 2 and api.comments[0]["body"] == "an unrelated comment"
+    body = api.comments[1]["body"]
+    assert body.startswith("<!-- judgerel-comment: judge gate -->") and "| test | statistic" in body
+    assert len(body) <= 65_536
+
+
+def test_the_action_runs_the_plugin_with_the_cassette_replayed() -> None:
+    run = _step("Run the judge tests (cassette replayed)")
+    assert run["env"]["JUDGEREL_CACHE_MODE"] == "replay"
+    assert "python -m pytest" in run["run"] and "--judgerel-json" in run["run"] and "--judgerel-html" in run["run"]
+    upload = _step("Upload the reports")
+    assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"] == "always()"

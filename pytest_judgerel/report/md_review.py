@@ -9,7 +9,7 @@ from .fmt import fmt_number
 from .judge_drift import anchor_lines, drifted_configurations
 from .md_blocks import Block, cell, code
 from .metrics import is_metric_record
-from .verdict import failed_checks
+from .verdict import failed_checks, record_verdict
 from .terminal import sequential_line, sequential_rows, sequential_totals
 
 __all__ = ["headline", "attention_block", "bill_block", "detail_blocks"]
@@ -17,7 +17,8 @@ __all__ = ["headline", "attention_block", "bill_block", "detail_blocks"]
 _LISTED = 10
 _QUOTED = 3
 _STATUS = {"passed": "✅ passed", "failed": "❌ failed",
-           "report_only": "⚠️ report-only (regressions not failing)", "interrupted": "⏹️ interrupted (partial results)"}
+           "report_only": "⚠️ report-only (regressions not failing)",
+           "interrupted": "⏹️ interrupted (partial results)"}
 
 
 def anchor_texts(report: Mapping[str, Any]) -> list[str]:
@@ -89,11 +90,29 @@ def _injection(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _failed_lines(test: Mapping[str, Any], report_only: bool) -> list[str]:
+    """The failed (or report-only failed) gates of a test; a gate that computed nothing says why."""
+    out = []
+    for rec in test.get("records") or []:
+        verdict = record_verdict(rec, test.get("outcome"), report_only) if is_metric_record(rec) else "PASS"
+        if verdict not in ("FAIL", "FAIL*"):
+            continue
+        name = code(test.get("nodeid"))
+        if rec.get("value") is None:
+            why = rec.get("error") or (f"{rec['parse_failures']} judge replies did not parse (over "
+                                       "--judgerel-max-parse-failures)" if rec.get("parse_failures") else "undefined")
+            out.append(f"{name} {cell(rec.get('statistic'))}: not computed: {cell(why)}")
+        else:
+            out += [f"{name}: {cell(line)}" for line in failed_checks({"records": [rec]})]
+    return out
+
+
 def _drift_text(cid: str, entry: Mapping[str, Any]) -> str:
     """One drifted judge configuration: its model, prompt and scale, the shift and its interval."""
     judge = entry.get("judge") or {}
     comp = entry.get("comparison") or {}
-    text = f"{code(judge.get('model'))} {cell(judge.get('template') or '')} {cell(judge.get('scale') or '')} ({cid[:8]})"
+    text = (f"{code(judge.get('model'))} {cell(judge.get('template') or '')} {cell(judge.get('scale') or '')}"
+            f" ({cid[:8]})")
     shift, ci = comp.get("shift"), comp.get("shift_ci")
     if isinstance(shift, (int, float)):
         text += f": scores shifted {shift:+.3g}"
@@ -116,7 +135,7 @@ def attention_block(report: Mapping[str, Any]) -> Block | None:
     drift_lines += [cell(x) for x in anchor_texts(report) if x.startswith("judge server changed")]
     failed, unstable = [], []
     for t in report.get("tests") or []:
-        failed += [f"{code(t.get('nodeid'))}: {cell(line)}" for line in failed_checks(t)]
+        failed += _failed_lines(t, bool(report.get("report_only")))
         for rec in t.get("records") or []:
             if not is_metric_record(rec):
                 continue
@@ -153,7 +172,7 @@ def bill_block(report: Mapping[str, Any]) -> Block:
     budget = (report.get("session") or {}).get("budget") or {}
     if budget.get("exceeded"):
         rows.append(f"| budget | stopped the run: {cell(budget['exceeded'])} |")
-    return Block("### The bill\n\n| | |\n|---|---|", rows)
+    return Block("### The bill\n\n| what | amount |\n|---|---|", rows)
 
 
 def _detail(t: Mapping[str, Any], report: Mapping[str, Any]) -> Block | None:

@@ -24,7 +24,7 @@ from .verdict import checks, record_verdict
 __all__ = ["HEAD_ROWS", "GateRow", "gate_rows", "summary_blocks", "accept_command"]
 
 #: gate rows shown in the open table; the rest are collapsed under ``<details>``
-HEAD_ROWS = 20
+HEAD_ROWS = 10
 _LISTED = 10
 _HEADERS = ("test", "statistic", "value [CI]", "threshold", "verdict", "vs baseline (noise band)", "p_pass",
             "calls saved")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -99,15 +101,14 @@ def test_a_session_with_github_step_summary_writes_the_summary(pytester: pytest.
     attention = html.index("Needs a reviewer")
     assert attention < html.index("<th>test</th>")
     assert html.index("Regressions against the baseline") < html.index("Drifted judges")
-    assert "regressed" in html and "DRIFTED" in html and "judge drifted" in html
+    assert "regressed" in html and "scores shifted" in html and "judge drifted" in html
     assert html.index("Drifted judges") < html.index("Failed gates") < html.index("Parse failures")
     assert "hmm, maybe seven?" in html  # the unparsed replies are quoted
     assert "judgerel baseline accept" in html and "--allow-drift" in html
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["outputs"]["step_summary"] == str(summary)
-    import os, shutil
-    if os.environ.get("JR_KEEP"):
-        shutil.copy(tmp_path / "r.json", os.environ["JR_KEEP"])
+    if os.environ.get("JUDGEREL_KEEP_REPORT"):  # refreshes tests/data/markdown/report_3.json
+        shutil.copy(tmp_path / "r.json", os.environ["JUDGEREL_KEEP_REPORT"])
 
 
 def test_plain_pytest_run_leaves_the_step_summary_alone(pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -229,7 +230,6 @@ h2 {{ border-bottom: 1px solid #d8dee4; padding-bottom: .3em; }} summary {{ curs
 def test_the_summary_renders_in_headless_chromium(tmp_path: Path, n: int) -> None:
     """GitHub's view of the summary (GFM rendered, a GitHub-like stylesheet) at 3 and 200 tests;
     ``JUDGEREL_UPDATE_SCREENSHOTS=1`` refreshes docs/images/markdown-summary-<n>.png."""
-    import os
     import subprocess
 
     from tests.test_report_html import _chromium, _png_pixels
@@ -258,3 +258,36 @@ def test_the_summary_renders_in_headless_chromium(tmp_path: Path, n: int) -> Non
         target = Path(__file__).resolve().parents[1] / "docs" / "images" / f"markdown-summary-{n}.png"
         target.parent.mkdir(exist_ok=True)
         target.write_bytes(shot.read_bytes())
+
+
+DATA_ONLY = '''
+import numpy as np
+from pytest_judgerel import assert_icc_above
+
+def test_a():
+    assert_icc_above(np.array([[1, 1.1], [2, 2.2], [3, 2.9], [4, 4.1], [5, 5.2]]), 0.5)
+'''
+
+
+def test_markdown_option_and_an_unwritable_step_summary(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_d=DATA_ONLY)
+    pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory: cannot be appended to
+    result = pytester.runpytest("-p", "no:xdist", "--judgerel-markdown=out/summary.md",
+                                f"--judgerel-json={tmp_path / 'r.json'}")
+    assert result.ret == 0  # the step summary is a view: failing to write it warns, never fails
+    result.stdout.fnmatch_lines(["Markdown summary: *out/summary.md",
+                                 "judgerel warning: could not append the Markdown summary to the step summary*"])
+    text = (pytester.path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "## judgerel: ✅ passed" in text and "| `test_d.py::test_a` | ICC(A,1) |" in text
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["gate"]["warnings"] and "step_summary" not in report["outputs"]
+
+
+def test_step_summary_off(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_d=DATA_ONLY)
+    summary = tmp_path / "s.md"
+    pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert pytester.runpytest("-p", "no:xdist", "--judgerel-step-summary=off").ret == 0
+    assert not summary.exists()
+    assert pytester.runpytest("-p", "no:xdist").ret == 0
+    assert summary.read_text(encoding="utf-8").startswith("<!-- judgerel-summary -->")

@@ -170,7 +170,7 @@ def apply_outputs(run: Any, report: dict[str, Any]) -> list[str]:
             failed_write("HTML report", s.html, exc)
     from .markdown import write_markdown_outputs
 
-    report["gate"]["warnings"] = write_markdown_outputs(s, report, failed_write)
+    write_markdown_outputs(s, report, failed_write)  # --judgerel-markdown, GITHUB_STEP_SUMMARY
     if s.json and s.json not in unwritable:
         try:
             path = os.path.abspath(s.json)

@@ -49,14 +49,13 @@ def append_step_summary(path: str, report: Mapping[str, Any], report_path: str |
 
 
 def write_markdown_outputs(settings: Any, report: dict[str, Any],
-                           failed_write: Callable[[str, str, Exception], None]) -> list[str]:
+                           failed_write: Callable[[str, str, Exception], None]) -> None:
     """Write ``settings.markdown`` (a failure fails the session, as any requested output) and
-    append to ``settings.step_summary`` (a failure is a warning: the summary is a view, the gate
-    is pytest's exit status).  Returns the warnings."""
+    append to ``settings.step_summary`` (a failure is a warning in ``report["gate"]["warnings"]``:
+    the summary is a view, the gate is pytest's exit status)."""
     from .io import write_text_atomic
 
     outputs = report.setdefault("outputs", {})
-    warnings: list[str] = []
     if getattr(settings, "markdown", None):
         try:
             text = render_markdown(report, report_path=getattr(settings, "json", None))
@@ -68,5 +67,5 @@ def write_markdown_outputs(settings: Any, report: dict[str, Any],
         try:
             outputs["step_summary"] = append_step_summary(step, report, getattr(settings, "json", None))
         except (OSError, ValueError) as exc:
-            warnings.append(f"could not append the Markdown summary to the step summary {step}: {exc}")
-    return warnings
+            report["gate"].setdefault("warnings", []).append(
+                f"could not append the Markdown summary to the step summary {step}: {exc}")

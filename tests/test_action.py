@@ -64,6 +64,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(200, {"id": cid})
 
 
+def _python_on_path(tmp_path: Path) -> Path:
+    """A ``bin`` folder whose ``python`` is this interpreter (its virtual environment included, so
+    pytest finds the plugin's entry point), as ``actions/setup-python`` puts one on the PATH."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    wrapper = bindir / "python"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    return bindir
+
+
 def _step(name: str) -> dict:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
@@ -84,9 +95,7 @@ def test_the_comment_step_creates_one_comment_then_edits_it(tmp_path: Path) -> N
     context = {"inputs.report-name": "judgerel-report", "inputs.github-token": "fake-token"}
     api = CommentsAPI()
     threading.Thread(target=api.serve_forever, daemon=True).start()
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "python").symlink_to(sys.executable)
+    bindir = _python_on_path(tmp_path)
     try:
         env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
                "PYTHONPATH": str(ROOT), "GITHUB_API_URL": f"http://127.0.0.1:{api.server_address[1]}",
@@ -115,3 +124,28 @@ def test_the_action_runs_the_plugin_with_the_cassette_replayed() -> None:
     assert "python -m pytest" in run["run"] and "--judgerel-json" in run["run"] and "--judgerel-html" in run["run"]
     upload = _step("Upload the reports")
     assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"] == "always()"
+
+
+def test_the_run_step_writes_the_reports_the_summary_and_the_exit_code(tmp_path: Path) -> None:
+    """The pytest step as GitHub runs it: the reports for the upload step, the step summary written
+    by the plugin itself, pytest's exit status in GITHUB_OUTPUT for the last step."""
+    (tmp_path / "test_d.py").write_text(
+        "import numpy as np\nfrom pytest_judgerel import assert_icc_above\n\n"
+        "def test_a():\n    assert_icc_above(np.array([[1, 1.1], [2, 2.2], [3, 2.9], [4, 4.1]]), 0.999)\n")
+    step = _step("Run the judge tests (cassette replayed)")
+    context = {"inputs.pytest-args": "test_d.py -p no:cacheprovider -p no:xdist", "inputs.report-name": "jr",
+               "inputs.cache-dir": str(tmp_path / "cache")}
+    bindir = _python_on_path(tmp_path)
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
+           "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
+           **{k: _expand(str(v), context) for k, v in step["env"].items()}}
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr  # the step itself never fails: the last step does
+    assert output.read_text().strip() == "exit-code=1"  # ICC below 0.999: the gate failed
+    assert (tmp_path / "jr.json").exists() and (tmp_path / "jr.html").exists()
+    assert "## judgerel: ❌ failed" in summary.read_text(encoding="utf-8")
+    last = _step("Fail when the gate failed")
+    code = subprocess.run(["bash", "-e", "-c", last["run"]], env={**env, "JR_EXIT": "1"}, timeout=30).returncode
+    assert code == 1

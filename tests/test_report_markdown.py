@@ -183,8 +183,10 @@ def _baseline_from(report: dict, path: Path) -> None:
     old = copy.deepcopy(report)
     for t in old["tests"]:
         for rec in t["records"]:
-            if isinstance(rec.get("value"), float):
+            if isinstance(rec.get("value"), float):  # a clearly better baseline: the report regressed
                 rec["value"] = rec["value"] + 0.3
+                rec["ci"] = [rec["value"] - 0.01, rec["value"] + 0.01]
+                rec.pop("item_scores", None)
     write_json_atomic(path, updated_baseline(None, old))
 
 
@@ -291,3 +293,23 @@ def test_step_summary_off(pytester: pytest.Pytester, tmp_path: Path) -> None:
     assert not summary.exists()
     assert pytester.runpytest("-p", "no:xdist").ret == 0
     assert summary.read_text(encoding="utf-8").startswith("<!-- judgerel-summary -->")
+
+
+def test_injection_families_and_the_cli_with_a_baseline(tmp_path: Path) -> None:
+    from pytest_judgerel.__main__ import main
+
+    report = json.loads(DATA.read_text())
+    report["tests"][0]["records"].append({
+        "kind": "injection", "statistic": "flip rate", "value": 0.4, "threshold": 0.1, "direction": "max",
+        "passed": False, "n": 10, "worst_family": "role_override",
+        "families": {"role_override": {"flips": 4, "n": 10, "rate": 0.4, "passed": False},
+                     "format_hijack": {"flips": 0, "n": 10, "rate": 0.0, "passed": True}}})
+    report["gate"] = {"status": "passed", "reasons": [], "baseline": None}
+    path, baseline = tmp_path / "r.json", tmp_path / "b.json"
+    path.write_text(json.dumps(report))
+    _baseline_from(report, baseline)
+    assert main(["report", "markdown", str(path), "--baseline", str(baseline), "-o", str(tmp_path / "s.md")]) == 0
+    html = to_html((tmp_path / "s.md").read_text(encoding="utf-8"))
+    assert "Injection families that failed" in html and "role_override 0.400 (4/10)" in html
+    assert "format_hijack" not in html.split("Injection families")[1].split("</li>\n</ul>")[0]
+    assert "judgerel: ❌ failed" in html and "Regressions against the baseline" in html  # recompared

@@ -117,8 +117,9 @@ def gate_rows(report: Mapping[str, Any]) -> list[GateRow]:
                 p = rec.get("p_pass")
                 p_text = (f"{p:.3f}" + (" ⚠️ unstable" if rec.get("unstable") or (rec.get("stability") or {})
                                         .get("unstable") else "")) if isinstance(p, (int, float)) and i == 0 else "-"
-                value = ("not computed" if c.get("value") is None and rec.get("error")
-                         else fmt_number(c.get("value"), 3) + _ci(c.get("ci", rec.get("ci") if i == 0 else None)))
+                computed = c.get("value") is not None or not (rec.get("error") or rec.get("parse_failures"))
+                value = (fmt_number(c.get("value"), 3) + _ci(c.get("ci", rec.get("ci") if i == 0 else None))
+                         if computed else "not computed")
                 thr = c.get("threshold")
                 threshold = (f"{'≤' if c.get('direction') == 'max' else '≥'} {thr:g}"
                              if isinstance(thr, (int, float)) and not isinstance(thr, bool) else "-")

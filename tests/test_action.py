@@ -91,7 +91,7 @@ def test_the_comment_step_creates_one_comment_then_edits_it(tmp_path: Path) -> N
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"pull_request": {"number": 12}}))
     step = _step("Comment on the pull request")
-    assert "inputs.comment == 'true'" in step["if"] and "pull_request" in step["if"]
+    assert "inputs.comment == 'true'" in step["if"] and "github.event.pull_request" in step["if"]
     context = {"inputs.report-name": "judgerel-report", "inputs.github-token": "fake-token"}
     api = CommentsAPI()
     threading.Thread(target=api.serve_forever, daemon=True).start()

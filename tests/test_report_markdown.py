@@ -74,9 +74,10 @@ def test_data_only():
 '''
 
 
-def _run(pytester: pytest.Pytester, tmp: Path, *args: str, env: dict[str, str]) -> pytest.RunResult:
+def _run(pytester: pytest.Pytester, tmp: Path, *args: str, env: dict[str, str],
+         monkeypatch: pytest.MonkeyPatch) -> pytest.RunResult:
     for k, v in env.items():
-        pytester._monkeypatch.setenv(k, v)
+        monkeypatch.setenv(k, v)
     return pytester.runpytest("-p", "no:xdist", "-p", "no:cacheprovider", "--judgerel-cache-mode=off",
                               f"--judgerel-anchors={tmp / 'anchors.json'}",
                               f"--judgerel-baseline={tmp / 'baseline.json'}", f"--judgerel-json={tmp / 'r.json'}",
@@ -86,13 +87,14 @@ def _run(pytester: pytest.Pytester, tmp: Path, *args: str, env: dict[str, str]) 
 def test_a_session_with_github_step_summary_writes_the_summary(pytester: pytest.Pytester, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    first = _run(pytester, tmp_path, "--judgerel-update-baseline", env={"JR_SHIFT": "0", "JR_NOISE": "0.3"})
+    first = _run(pytester, tmp_path, "--judgerel-update-baseline", env={"JR_SHIFT": "0", "JR_NOISE": "0.3"},
+                 monkeypatch=monkeypatch)
     assert first.ret == 1, first.stdout.str()[-3000:]
     first.assert_outcomes(passed=2, failed=1)  # the sloppy judge fails in both sessions
     summary = tmp_path / "step_summary.md"
     summary.write_text("earlier step output\n")
     second = _run(pytester, tmp_path, env={"JR_SHIFT": "2", "JR_NOISE": "2.5",
-                                           "GITHUB_STEP_SUMMARY": str(summary)})
+                                           "GITHUB_STEP_SUMMARY": str(summary)}, monkeypatch=monkeypatch)
     assert second.ret == 1
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step output\n")  # appended, never overwritten
@@ -111,10 +113,11 @@ def test_a_session_with_github_step_summary_writes_the_summary(pytester: pytest.
         shutil.copy(tmp_path / "r.json", os.environ["JUDGEREL_KEEP_REPORT"])
 
 
-def test_plain_pytest_run_leaves_the_step_summary_alone(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_plain_pytest_run_leaves_the_step_summary_alone(pytester: pytest.Pytester, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makepyfile(test_plain="def test_x():\n    assert True\n")
     summary = tmp_path / "s.md"
-    pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert pytester.runpytest("-p", "no:xdist").ret == 0
     assert not summary.exists()
 
@@ -271,9 +274,10 @@ def test_a():
 '''
 
 
-def test_markdown_option_and_an_unwritable_step_summary(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_markdown_option_and_an_unwritable_step_summary(pytester: pytest.Pytester, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makepyfile(test_d=DATA_ONLY)
-    pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory: cannot be appended to
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory: cannot be appended to
     result = pytester.runpytest("-p", "no:xdist", "--judgerel-markdown=out/summary.md",
                                 f"--judgerel-json={tmp_path / 'r.json'}")
     assert result.ret == 0  # the step summary is a view: failing to write it warns, never fails
@@ -285,10 +289,10 @@ def test_markdown_option_and_an_unwritable_step_summary(pytester: pytest.Pyteste
     assert report["gate"]["warnings"] and "step_summary" not in report["outputs"]
 
 
-def test_step_summary_off(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_step_summary_off(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makepyfile(test_d=DATA_ONLY)
     summary = tmp_path / "s.md"
-    pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert pytester.runpytest("-p", "no:xdist", "--judgerel-step-summary=off").ret == 0
     assert not summary.exists()
     assert pytester.runpytest("-p", "no:xdist").ret == 0

@@ -12,7 +12,9 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +50,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         self.server.calls.append(("GET", self.path, self._body()))
         assert self.path.startswith("/repos/acme/judge/issues/12/comments")
-        self._answer(200, self.server.comments if "page=1" in self.path else [])
+        page = int(parse_qs(urlsplit(self.path).query)["page"][0])
+        self._answer(200, self.server.comments[(page - 1) * 100:page * 100])
 
     def do_POST(self) -> None:  # noqa: N802
         body = self._body()
@@ -149,3 +152,28 @@ def test_the_run_step_writes_the_reports_the_summary_and_the_exit_code(tmp_path:
     last = _step("Fail when the gate failed")
     code = subprocess.run(["bash", "-e", "-c", last["run"]], env={**env, "JR_EXIT": "1"}, timeout=30).returncode
     assert code == 1
+
+
+def test_comment_pages_through_the_comments_and_skips_outside_a_pull_request(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture) -> None:
+    from pytest_judgerel.__main__ import main
+    from pytest_judgerel.report.comment import GitHub, comment_marker, post_or_update
+
+    api = CommentsAPI()
+    marker = comment_marker("judge gate")
+    api.comments = [{"id": 1000 + i, "body": "other"} for i in range(100)]
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    gh = GitHub(f"http://127.0.0.1:{api.server_address[1]}", "acme/judge", "fake-token")
+    try:
+        assert post_or_update(gh, 12, marker + "\nfirst", marker) == ("created", 99)
+        # the marked comment is the 101st: found on the second page and edited
+        assert post_or_update(gh, 12, marker + "\nagain", marker) == ("updated", 99)
+        assert any("page=2" in p for m, p, _ in api.calls if m == "GET")
+        assert api.comments[100]["body"] == marker + "\nagain" and len(api.comments) == 101
+    finally:
+        api.shutdown()
+    report = ROOT / "tests" / "data" / "markdown" / "report_3.json"
+    for var in ("GITHUB_EVENT_PATH", "GITHUB_TOKEN"):
+        os.environ.pop(var, None)
+    assert main(["report", "comment", str(report)]) == 0
+    assert "no comment posted" in capsys.readouterr().out

@@ -373,7 +373,7 @@ class JudgerelSession:
         """Build the report, apply the gate and write the outputs; fail the session on a gate reason."""
         s = self.settings
         self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
-        if not self.results and not self.crashed and not (s.json or s.html or s.baseline or s.history_dir
+        if not self.results and not self.crashed and not (s.json or s.html or s.markdown or s.baseline or s.history_dir
                                                           or s.max_calls is not None or s.max_cost is not None):
             return  # nothing judged, nothing to write: keep plain pytest runs free of report imports
         from ..report.build import build_report

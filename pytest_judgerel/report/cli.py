@@ -8,6 +8,7 @@ Exit codes: 0 fine, 1 a baseline regression (the CI gate), 2 bad input.
     judgerel report compare all.json --baseline B
     judgerel report html all.json -o all.html
     judgerel report validate all.json
+    judgerel report markdown all.json -o summary.md      (and report comment: md_cli.py)
     judgerel history list DIR
     judgerel history compare DIR [RUN_A RUN_B] [--all]
     judgerel history html DIR -o trend.html
@@ -242,6 +243,9 @@ def register(subparsers: Any) -> None:
     v = rsub.add_parser("validate", help="check reports or baselines against their JSON schema")
     v.add_argument("files", nargs="+")
     v.set_defaults(func=_safe(cmd_report_validate))
+    from .md_cli import register_markdown_commands
+
+    register_markdown_commands(rsub)  # report markdown, report comment
 
     his = subparsers.add_parser("history", help="numbered run files written with --judgerel-history")
     hsub = his.add_subparsers(dest="history_command", required=True)

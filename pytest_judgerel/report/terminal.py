@@ -316,9 +316,12 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
         tr.write_line(f"crashed tests (worker died, no metrics): {', '.join(report['crashed'])}", red=True)
     if gate.get("baseline"):
         write_baseline_section(tr, gate["baseline"])
-    labels = {"json": "JSON report", "html": "HTML report", "history": "history run", "baseline": "baseline"}
+    labels = {"json": "JSON report", "html": "HTML report", "history": "history run", "baseline": "baseline",
+              "markdown": "Markdown summary", "step_summary": "Markdown summary appended to"}
     for key, path in (report.get("outputs") or {}).items():
         tr.write_line(f"{labels.get(key, key)}: {path}")
+    for warning in gate.get("warnings") or []:
+        tr.write_line(f"judgerel warning: {warning}", yellow=True)
     hard = set(gate.get("errors", []))
     from_pytest = set(gate.get("pytest", []))  # pytest reports these itself
     listed = _listed_regressions(gate.get("baseline"))  # the baseline section printed these already

@@ -66,6 +66,11 @@ class Settings(LLMSettings):
                               type=parse_bool, action="store_true", env="JUDGEREL_SEQUENTIAL")
     json: str | None = option("--judgerel-json", "write the metric report as JSON to this path")
     html: str | None = option("--judgerel-html", "write a self-contained HTML report to this path")
+    markdown: str | None = option("--judgerel-markdown", "write a Markdown summary (GitHub-flavoured: the gate "
+                                  "table, what needs review first, the bill) to this path")
+    step_summary: str | None = option("--judgerel-step-summary", "append the Markdown summary to this file "
+                                      "(default: $GITHUB_STEP_SUMMARY, set by GitHub Actions; 'off' disables it)",
+                                      env="GITHUB_STEP_SUMMARY")
     baseline: str | None = option("--judgerel-baseline", "compare metrics with this committed baseline JSON (a "
                                   "regression fails the session)")
     update_baseline: bool = option("--judgerel-update-baseline", "write the current metrics to the baseline file "

@@ -20,7 +20,7 @@ from pytest_judgerel.report.md_blocks import Block, fit_blocks, utf8_size
 markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py is in the dev extra")
 
 # load the statistics now: pytester restores sys.modules after each test, and numpy/scipy cannot load twice
-import pytest_judgerel.stats.drift  # noqa: E402,F401
+import pytest_judgerel.stats.anchor_drift  # noqa: E402,F401
 import scipy.stats  # noqa: E402,F401
 
 

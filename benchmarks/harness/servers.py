@@ -117,12 +117,29 @@ def bare_litellm_cpu_per_call(url: str, n: int, concurrency: int, model: str = "
     return asyncio.run(run())
 
 
+async def _timed_calls(post: Any, bodies: Sequence[dict], concurrency: int, warmup: int | None) -> tuple[float, float]:
+    """(CPU seconds per call, wall seconds) of ``post(encoded_body) -> reply bytes`` over ``bodies``
+    under a semaphore of ``concurrency``, after ``warmup`` calls; every reply's content is read."""
+    import asyncio
+
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(body: dict) -> str:
+        async with sem:
+            content = await post(json.dumps(body, ensure_ascii=False).encode())
+        return json.loads(content)["choices"][0]["message"]["content"]
+
+    await asyncio.gather(*(one(bodies[i % len(bodies)]) for i in range(warmup or concurrency)))
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = await asyncio.gather(*(one(b) for b in bodies))
+    assert len(out) == len(bodies) and all(out)
+    return (time.process_time() - c0) / len(bodies), time.perf_counter() - t0
+
+
 def raw_httpx_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: str = "sk-bench",
                   warmup: int | None = None) -> tuple[float, float]:
     """(CPU seconds per call, wall seconds) of raw ``httpx.AsyncClient`` calls, shown beside the
-    anchor (:func:`raw_aiohttp_run`): each body JSON-encoded, POSTed to ``{url}/chat/completions`` under a semaphore of
-    ``concurrency`` and its reply's ``choices[0].message.content`` read; no cache, no retries (the
-    least any client must do per call).  Measured in a fresh event loop after ``warmup`` calls."""
+    anchor (:func:`raw_aiohttp_run`): the same work, with httpx's pool."""
     import asyncio
 
     import httpx
@@ -131,21 +148,14 @@ def raw_httpx_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: s
     headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
 
     async def run() -> tuple[float, float]:
-        sem = asyncio.Semaphore(concurrency)
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
                                      timeout=60) as client:
-            async def one(body: dict) -> str:
-                async with sem:
-                    r = await client.post(endpoint, content=json.dumps(body, ensure_ascii=False).encode(),
-                                          headers=headers)
-                    r.raise_for_status()
-                    return json.loads(r.content)["choices"][0]["message"]["content"]
+            async def post(content: bytes) -> bytes:
+                r = await client.post(endpoint, content=content, headers=headers)
+                r.raise_for_status()
+                return r.content
 
-            await asyncio.gather(*(one(bodies[i % len(bodies)]) for i in range(warmup or concurrency)))
-            t0, c0 = time.perf_counter(), time.process_time()
-            out = await asyncio.gather(*(one(b) for b in bodies))
-            assert len(out) == len(bodies) and all(out)
-            return (time.process_time() - c0) / len(bodies), time.perf_counter() - t0
+            return await _timed_calls(post, bodies, concurrency, warmup)
 
     return asyncio.run(run())
 
@@ -153,9 +163,9 @@ def raw_httpx_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: s
 def raw_aiohttp_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: str = "sk-bench",
                     warmup: int | None = None) -> tuple[float, float]:
     """(CPU seconds per call, wall seconds) of raw ``aiohttp.ClientSession`` calls, the wire's anchor:
-    the same work as :func:`raw_httpx_run` (encode, POST under a semaphore, read the reply's
-    content; no cache, no retries) with the client whose CPU per call does not grow with
-    concurrency.  Measured in a fresh event loop after ``warmup`` calls."""
+    each body JSON-encoded, POSTed to ``{url}/chat/completions`` under a semaphore of ``concurrency``
+    and its reply's ``choices[0].message.content`` read; no cache, no retries (the least any client
+    must do per call).  Measured in a fresh event loop after ``warmup`` calls."""
     import asyncio
 
     import aiohttp
@@ -164,22 +174,15 @@ def raw_aiohttp_run(url: str, bodies: Sequence[dict], concurrency: int, api_key:
     headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
 
     async def run() -> tuple[float, float]:
-        sem = asyncio.Semaphore(concurrency)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
                                          timeout=aiohttp.ClientTimeout(total=60)) as client:
-            async def one(body: dict) -> str:
-                async with sem:
-                    async with client.post(endpoint, data=json.dumps(body, ensure_ascii=False).encode(),
-                                           headers=headers) as r:
-                        content = await r.read()
-                        r.raise_for_status()
-                    return json.loads(content)["choices"][0]["message"]["content"]
+            async def post(content: bytes) -> bytes:
+                async with client.post(endpoint, data=content, headers=headers) as r:
+                    body = await r.read()
+                    r.raise_for_status()
+                return body
 
-            await asyncio.gather(*(one(bodies[i % len(bodies)]) for i in range(warmup or concurrency)))
-            t0, c0 = time.perf_counter(), time.process_time()
-            out = await asyncio.gather(*(one(b) for b in bodies))
-            assert len(out) == len(bodies) and all(out)
-            return (time.process_time() - c0) / len(bodies), time.perf_counter() - t0
+            return await _timed_calls(post, bodies, concurrency, warmup)
 
     return asyncio.run(run())
 

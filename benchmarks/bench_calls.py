@@ -27,7 +27,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 SERVER = r"""
 import sys, time
-from pytest_judgerel.llm.fake_server import FakeLLMServer
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 srv = FakeLLMServer(latency=float(sys.argv[1])).start()
 print(srv.url, flush=True)
 time.sleep(3600)

@@ -1,20 +1,23 @@
-"""The judge path at the wire: ``Judge.rate`` against raw httpx on the same server, in one run.
+"""The judge path at the wire: ``Judge.rate`` against raw aiohttp on the same server, in one run.
 
-2,000 judge calls (STS-B template, scale 0-5, 200 items x 10 repeats, concurrency 16) against one
-FakeLLMServer in its own process answering after 50 ms (so the CPU figures are the client's alone):
+Judge calls (STS-B template, scale 0-5, 200 items x 10 repeats) at concurrency 16, 64 and 256
+against one FakeLLMServer in its own process answering after 50 ms (so the CPU figures are the
+client's alone):
 
-* anchor   raw ``httpx.AsyncClient``: the same request bodies, the same concurrency, JSON in and out
-           (``benchmarks.harness.servers.raw_httpx_run``);
+* anchor   raw ``aiohttp.ClientSession``: the same request bodies, the same concurrency, JSON in and
+           out (``benchmarks.harness.servers.raw_aiohttp_run``);
+* info     raw ``httpx.AsyncClient`` beside it (its pool's CPU per call grows with concurrency);
 * ours     ``Judge.rate`` through ``LLMClient`` with the default backend (``auto``: the HTTP fast path
            for this ``openai/`` endpoint), cache off and cache in record mode (a fresh folder);
-* info     the same through ``backend="litellm"`` (cache off), the path every call took before.
+* info     the same through ``backend="litellm"`` (cache off, at the first concurrency only).
 
 Variants run interleaved ``--repeat`` times; the fastest of each counts (bursts of machine load
-hit all alike).  Goals (issue 22): CPU per call <= 1.3x raw httpx with the cache off and <= 1.5x in
-record mode; wall <= 1.25x max(latency bound, raw httpx wall), latency bound = calls /
-concurrency x latency.
+hit all alike).  Goals: CPU per call <= 1.5x raw aiohttp at every concurrency (cache off and
+record mode); record mode's CPU per call at the highest concurrency within 1.3x of the lowest's;
+wall <= 1.25x max(latency bound, raw aiohttp wall), latency bound = calls / concurrency x latency.
 
-Run: python benchmarks/bench_wire.py [--items 200] [--repeats 10] [--latency 0.05] [--profile]
+Run: python benchmarks/bench_wire.py [--items 200] [--repeats 10] [--latency 0.05]
+     [--concurrency 16,64,256] [--profile]
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the pr
 from benchmarks.bench_scale_study import study_items as items  # noqa: E402
 from benchmarks.harness import profiling, servers  # noqa: E402
 
-CPU_GOAL_OFF = 1.3
-CPU_GOAL_RECORD = 1.5
+CPU_GOAL = 1.5
+FLAT_GOAL = 1.3
 WALL_GOAL = 1.25
 
 
@@ -43,7 +46,7 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--latency", type=float, default=0.05)
-    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--concurrency", default="16,64,256", help="comma-separated concurrencies")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved runs of each variant; the fastest counts")
     ap.add_argument("--no-litellm", action="store_true", help="skip the informational litellm-backend run")
     ap.add_argument("--profile", action="store_true", help="thread-CPU cProfile of one record-mode run")
@@ -52,7 +55,9 @@ def main() -> int:
 
     server, url = servers.start_server_process(args.latency, "scale")
     calls = args.items * args.repeats
-    conc = args.concurrency
+    levels = [int(c) for c in str(args.concurrency).split(",")]
+    rows: dict[int, dict[str, tuple[float, float]]] = {}
+    via_litellm = profilers = None
     try:
         from pytest_judgerel import Judge
         from pytest_judgerel.llm import LLMClient, LLMSettings
@@ -69,10 +74,9 @@ def main() -> int:
         scale = probe._judge_scale("0-5")
         one_round = [chat_body(probe._request(item, scale=scale)) for item in data]
         bodies = [b for _ in range(args.repeats) for b in one_round]
-
         counter = [0]
 
-        def run_judge(mode: str, backend: str = "auto", profile: bool = False) -> tuple[float, float, object]:
+        def run_judge(mode: str, conc: int, backend: str = "auto", profile: bool = False) -> tuple[float, float, object]:
             counter[0] += 1
             with tempfile.TemporaryDirectory(prefix="judgerel-wire-") as cache:
                 client = LLMClient(LLMSettings(cache_dir=cache, cache_mode=mode, max_concurrency=conc,
@@ -94,45 +98,55 @@ def main() -> int:
                 assert stats.http_calls == calls, stats
             return wall, cpu / calls, profilers
 
-        runs: dict[str, list[tuple[float, float]]] = {"raw": [], "off": [], "record": []}
-        for _ in range(args.repeat):
-            cpu_raw, wall_raw = servers.raw_httpx_run(url, bodies, conc)
-            runs["raw"].append((wall_raw, cpu_raw))
-            runs["off"].append(run_judge("off")[:2])
-            runs["record"].append(run_judge("record")[:2])
-        via_litellm = None if args.no_litellm else run_judge("off", backend="litellm")[:2]
-        profilers = run_judge("record", profile=True)[2] if args.profile else None
+        for conc in levels:
+            runs: dict[str, list[tuple[float, float]]] = {"aiohttp": [], "httpx": [], "off": [], "record": []}
+            for _ in range(args.repeat):
+                cpu, wall = servers.raw_aiohttp_run(url, bodies, conc)
+                runs["aiohttp"].append((wall, cpu))
+                cpu, wall = servers.raw_httpx_run(url, bodies, conc)
+                runs["httpx"].append((wall, cpu))
+                runs["off"].append(run_judge("off", conc)[:2])
+                runs["record"].append(run_judge("record", conc)[:2])
+            rows[conc] = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in runs.items()}
+        if not args.no_litellm:
+            via_litellm = run_judge("off", levels[0], backend="litellm")[:2]
+        if args.profile:
+            profilers = run_judge("record", levels[-1], profile=True)[2]
     finally:
         server.terminate()
         server.wait(10)
+    return report(args, calls, levels, rows, via_litellm, profilers)
 
-    raw_wall, raw_cpu = min(runs["raw"], key=lambda r: r[1])
-    off_wall, off_cpu = min(runs["off"], key=lambda r: r[1])
-    rec_wall, rec_cpu = min(runs["record"], key=lambda r: r[1])
-    raw_wall = min(w for w, _ in runs["raw"])
-    off_wall = min(w for w, _ in runs["off"])
-    rec_wall = min(w for w, _ in runs["record"])
-    latency_bound = calls / conc * args.latency
-    wall_bound = max(latency_bound, raw_wall)
+
+def report(args: argparse.Namespace, calls: int, levels: list[int], rows: dict[int, dict[str, tuple[float, float]]],
+           via_litellm: tuple[float, float] | None, profilers: object) -> int:
+    """Print the table and the goals (ratios against raw aiohttp in the same run); 0 when all pass."""
     print(f"wire: {args.items} items x {args.repeats} repeats = {calls} judge calls (STS-B, 0-5), latency "
-          f"{args.latency * 1000:.0f} ms, concurrency {conc}, best of {args.repeat}, load {os.getloadavg()[0]:.2f}")
-    print(f"  raw httpx:          CPU {raw_cpu * 1000:.2f} ms/call, wall {raw_wall:.2f} s")
-    print(f"  judge, cache off:   CPU {off_cpu * 1000:.2f} ms/call, wall {off_wall:.2f} s")
-    print(f"  judge, record:      CPU {rec_cpu * 1000:.2f} ms/call, wall {rec_wall:.2f} s")
+          f"{args.latency * 1000:.0f} ms, best of {args.repeat}, load {os.getloadavg()[0]:.2f}")
+    print(f"  {'concurrency':>11}  {'raw aiohttp':>16}  {'raw httpx':>16}  {'judge, off':>16}  {'judge, record':>16}"
+          "   (CPU ms/call, wall s)")
+    for conc in levels:
+        cells = "  ".join(f"{rows[conc][k][1] * 1000:8.2f} {rows[conc][k][0]:6.2f}s"
+                          for k in ("aiohttp", "httpx", "off", "record"))
+        print(f"  {conc:>11}  {cells}")
     if via_litellm is not None:
-        print(f"  info: judge through litellm (cache off): CPU {via_litellm[1] * 1000:.2f} ms/call "
-              f"({via_litellm[1] / raw_cpu:.2f}x raw), wall {via_litellm[0]:.2f} s ({via_litellm[0] / wall_bound:.2f}x bound)")
-    print(f"  latency bound {latency_bound:.2f} s; raw httpx wall {raw_wall:.2f} s -> wall bound {wall_bound:.2f} s")
-    results = [
-        ("wire_cpu_cache_off_vs_raw_httpx", off_cpu / raw_cpu, CPU_GOAL_OFF,
-         f"{off_cpu * 1000:.2f} vs {raw_cpu * 1000:.2f} ms/call"),
-        ("wire_cpu_record_vs_raw_httpx", rec_cpu / raw_cpu, CPU_GOAL_RECORD,
-         f"{rec_cpu * 1000:.2f} vs {raw_cpu * 1000:.2f} ms/call"),
-        ("wire_wall_cache_off_vs_bound", off_wall / wall_bound, WALL_GOAL,
-         f"{off_wall:.2f} s vs max(latency {latency_bound:.2f} s, raw {raw_wall:.2f} s)"),
-        ("wire_wall_record_vs_bound", rec_wall / wall_bound, WALL_GOAL,
-         f"{rec_wall:.2f} s vs max(latency {latency_bound:.2f} s, raw {raw_wall:.2f} s)"),
-    ]
+        raw = rows[levels[0]]["aiohttp"][1]
+        print(f"  info: judge through litellm (cache off, concurrency {levels[0]}): CPU "
+              f"{via_litellm[1] * 1000:.2f} ms/call ({via_litellm[1] / raw:.2f}x raw aiohttp), wall {via_litellm[0]:.2f} s")
+    results = []
+    for conc in levels:
+        row = rows[conc]
+        raw_wall, raw_cpu = row["aiohttp"]
+        bound = max(calls / conc * args.latency, raw_wall)
+        for mode in ("off", "record"):
+            wall, cpu = row[mode]
+            results.append((f"wire_cpu_{mode}_vs_raw_aiohttp_c{conc}", cpu / raw_cpu, CPU_GOAL,
+                            f"{cpu * 1000:.2f} vs {raw_cpu * 1000:.2f} ms/call"))
+            results.append((f"wire_wall_{mode}_vs_bound_c{conc}", wall / bound, WALL_GOAL,
+                            f"{wall:.2f} s vs max(latency {calls / conc * args.latency:.2f} s, raw {raw_wall:.2f} s)"))
+    lo, hi = rows[levels[0]]["record"][1], rows[levels[-1]]["record"][1]
+    results.append((f"wire_cpu_record_c{levels[-1]}_vs_c{levels[0]}", hi / lo, FLAT_GOAL,
+                    f"{hi * 1000:.2f} vs {lo * 1000:.2f} ms/call"))
     ok = True
     for name, ratio, goal, detail in results:
         verdict = "PASS" if ratio <= goal else "FAIL"

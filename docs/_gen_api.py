@@ -39,6 +39,10 @@ SECTIONS = [
      "`pytest_judgerel`."),
     ("pytest_judgerel.llm", "__all__", "`pytest_judgerel.llm`",
      "The model-call layer: requests, cache, retries, providers (see [llm.md](llm.md))."),
+    ("pytest_judgerel.testing", "__all__", "`pytest_judgerel.testing`",
+     "Test support for your own suites: the fake OpenAI-compatible server with fault injection, the "
+     "failures a scripted model raises, and the `fake_llm_server` fixture (see "
+     "[llm.md](llm.md#testing-your-own-code-without-a-model))."),
     ("pytest_judgerel.mindeval", "__all__", "`pytest_judgerel.mindeval`",
      "MindEval (seed 004) as a library (see [mindeval.md](mindeval.md))."),
     ("pytest_judgerel.study", "__all__", "`pytest_judgerel.study`",
@@ -72,6 +76,9 @@ PURPOSE = {
 
 # Errors raised through helpers (not visible as `raise X` in the function body).
 RAISES = {
+    "pytest_judgerel.stats.anchor_comparison": ["ReliabilityError", "ScaleError"],
+    "pytest_judgerel.stats.pearson": ["ReliabilityError"],
+    "pytest_judgerel.mindeval.arun_interactions": ["ConfigError", "InteractionError"],
     "pytest_judgerel.assert_icc_above": ["JudgeReliabilityFailure", "ReliabilityError", "RatingsError", "ValueError"],
     "pytest_judgerel.assert_scale_consistent": ["JudgeReliabilityFailure", "ReliabilityError", "ScaleError",
                                                 "ValueError"],

@@ -14,6 +14,7 @@ from typing import Sequence
 
 #: command -> the module whose ``register(subparsers)`` adds it (imported only to build the parser)
 COMMANDS: dict[str, str] = {
+    "baseline": "pytest_judgerel.report.accept",
     "cache": "pytest_judgerel.llm.cache_cli",
     "report": "pytest_judgerel.report.cli",  # also adds "history"
     "study": "pytest_judgerel.study.cli",

@@ -1,4 +1,5 @@
-"""Atomic file writes, the one home for every file the package writes (stdlib only).
+"""Atomic file writes, the one home for every file the package writes, and the check of an
+input file's path (stdlib only).
 
 Each write goes to a temp file in the destination folder and is moved into place with
 ``os.replace``: a reader never sees half a file and a crash leaves the old file intact.

@@ -15,6 +15,10 @@ written, nothing replayed from an earlier run).  Known counterexamples are pinne
 import os
 
 import pytest
+
+# GitHub Actions sets it in every step: the suite's inner pytest sessions (pytester) would append
+# their Markdown summaries to the real job summary; the tests that want it set their own
+os.environ.pop("GITHUB_STEP_SUMMARY", None)
 from hypothesis import settings as _hypothesis_settings
 
 _hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)

@@ -9,8 +9,8 @@ from typing import Iterator
 import pytest
 
 from pytest_judgerel.llm.client import LLMClient, LLMSettings
-from pytest_judgerel.llm.fake_server import FakeLLMServer
 from pytest_judgerel.llm.request import LLMRequest
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 
 _names = itertools.count()
 

@@ -15,7 +15,8 @@ from pytest_judgerel.anchors.check import AnchorRun, check_anchors, served_block
 from pytest_judgerel.anchors.sample import CandidatePool, served_by_configuration
 from pytest_judgerel.anchors.store import AnchorFile, read_anchor_file, write_anchor_file
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.report.judge_drift import anchor_lines, configuration_id, mark_judge_changes
+from pytest_judgerel.judging.identity import configuration_id
+from pytest_judgerel.report.judge_drift import anchor_lines, mark_judge_changes
 from pytest_judgerel.report.schema import validate_report
 
 

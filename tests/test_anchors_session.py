@@ -13,11 +13,13 @@ import random
 
 import pytest
 
-from pytest_judgerel.llm.fake_server import FakeLLMServer, FakeRequest
+from pytest_judgerel.testing.fake_server import FakeLLMServer, FakeRequest
 from pytest_judgerel.report import cli
 
 # load the statistics now: pytester restores sys.modules after each test, and numpy/scipy cannot load twice
-import pytest_judgerel.stats.drift  # noqa: E402,F401
+import pytest_judgerel.stats.anchor_drift  # noqa: E402,F401
+import pytest_judgerel.stats.cusum  # noqa: E402,F401
+import pytest_judgerel.stats.drift_attribution  # noqa: E402,F401
 import scipy.stats  # noqa: E402,F401
 
 SUITE = '''

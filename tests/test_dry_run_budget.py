@@ -5,11 +5,13 @@ bypass the cache.  Real HTTP to the loopback fake server; pytester for the plugi
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from pytest_judgerel.errors import BudgetExceededError
-from pytest_judgerel.llm import FakeLLMServer, LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer
 
 pytest_plugins = ["pytester"]
 
@@ -92,16 +94,22 @@ def test_the_call_past_the_cap_raises_and_every_later_call_too(tmp_path):
         assert server.requests == 3
 
 
-def test_the_cost_cap_stops_once_spent(tmp_path):
+def test_the_cost_cap_reserves_the_worst_case_before_sending(tmp_path):
     # gpt-4o-mini is priced in litellm's table; the fake server reports word counts as tokens
+    from pytest_judgerel.llm.prices import token_prices, worst_case_cost
+
+    request = LLMRequest(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1", api_key="k",
+                         messages=[{"role": "user", "content": "one two three"}], max_tokens=8)
+    worst = worst_case_cost(request, token_prices("openai/gpt-4o-mini"))
     with FakeLLMServer(latency=0) as server, \
-            LLMClient(LLMSettings(cache_dir=tmp_path, max_cost=1e-9, max_concurrency=1)) as client:
-        request = LLMRequest(model="openai/gpt-4o-mini", api_base=server.url, api_key="k",
-                             messages=[{"role": "user", "content": "one two three"}])
-        assert client.complete(request).cost > 0
-        with pytest.raises(BudgetExceededError, match=r"--judgerel-max-cost \$1e-09 reached"):
-            client.complete(request.with_sample(1))
+            LLMClient(LLMSettings(cache_dir=tmp_path, max_cost=1.05 * worst, max_concurrency=1)) as client:
+        request = replace(request, api_base=server.url)
+        spent = client.complete(request).cost
+        assert 0.05 * worst < spent < worst  # the real usage settles the reservation
+        with pytest.raises(BudgetExceededError, match=r"--judgerel-max-cost \$[0-9.e-]+ reached"):
+            client.complete(request.with_sample(1))  # spent + its worst case would pass the cap
         assert server.requests == 1
+        assert client.budget.state()["cost"] == pytest.approx(spent)
 
 
 def test_dry_run_sends_nothing_and_plans_what_a_real_run_sends(pytester, tmp_path):

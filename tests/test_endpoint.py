@@ -9,7 +9,7 @@ import pytest
 
 from pytest_judgerel.errors import ConfigError
 from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint, resolve_endpoint
-from pytest_judgerel.llm.fake_server import FakeLLMServer
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 
 
 @pytest.fixture

@@ -527,7 +527,7 @@ def test_thresholds_outside_the_statistics_range_are_rejected():
 def test_the_fake_server_answers_on_the_prompts_scale(tmp_path):
     from pytest_judgerel import Judge
     from pytest_judgerel.llm import LLMClient, LLMSettings
-    from pytest_judgerel.llm.fake_server import FakeLLMServer
+    from pytest_judgerel.testing.fake_server import FakeLLMServer
 
     items = [{"sentence1": f"s{i}", "sentence2": "t"} for i in range(12)]
     with LLMClient(LLMSettings(cache_mode="off")) as client, FakeLLMServer(latency=0.0) as server:
@@ -560,7 +560,7 @@ def test_a_rerun_with_the_fake_llm_server_fixture_replays(pytester, tmp_path, mo
 
 
 def test_the_fake_llm_server_fixture_documents_its_knobs():
-    from pytest_judgerel.plugin import fixtures
+    from pytest_judgerel.testing import plugin as fixtures
 
     doc = fixtures.fake_llm_server.__doc__ or ""
     for knob in (".responder", ".scale", ".latency", ".faults", ".reset()", ".requests"):

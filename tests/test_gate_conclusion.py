@@ -1,6 +1,6 @@
-"""One gate conclusion (issue 21 item 2): every gate, MindEval's included, records, honours
-report-only, --judgerel-require-stable and --judgerel-max-parse-failures, and raises through
-pytest_judgerel.gates.conclusion."""
+"""One gate ending: every gate, MindEval's included, ends in pytest_judgerel.gates.conclusion.finish,
+which records, honours report-only, --judgerel-require-stable and --judgerel-max-parse-failures,
+and raises."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_judgerel.gates.reliability import JudgeReliabilityFailure
-from pytest_judgerel.mindeval.assertions import assert_judge_agrees_with_humans, assert_mindeval_score
+from pytest_judgerel.gates.mindeval import assert_judge_agrees_with_humans, assert_mindeval_score
 from pytest_judgerel.session.recording import recording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,25 +64,28 @@ def test_the_parse_failure_limit_governs_the_human_agreement_gate():
     assert rec.records[0]["passed"] is False
 
 
-#: every module of gates/ but its shared machinery is a gate module, and MindEval's gates
+#: every module of gates/ but its shared machinery is a gate module (MindEval's gates included)
 SHARED = {"__init__.py", "common.py", "conclusion.py", "stability.py", "sequential.py"}
 GATE_MODULES = sorted(f"gates/{p.name}" for p in (ROOT / "pytest_judgerel" / "gates").glob("*.py")
-                      if p.name not in SHARED) + ["mindeval/assertions.py"]
+                      if p.name not in SHARED)
 
 
 def test_every_gate_module_concludes_through_the_one_module():
     """No gate module records, marks report-only or raises the failure itself: each ends in
-    gates.common.finish, which concludes in gates.conclusion."""
-    assert {"gates/reliability.py", "gates/probes.py", "gates/human_mean.py"} <= set(GATE_MODULES)
+    gates.conclusion.finish, which concludes there; gates.common only reaches it."""
+    assert {"gates/reliability.py", "gates/bias.py", "gates/pass_rate.py", "gates/injection.py",
+            "gates/human_mean.py"} <= set(GATE_MODULES)
     for name in GATE_MODULES:
         path = ROOT / "pytest_judgerel" / name
         text = path.read_text()
         for pattern in (r"JudgeReliabilityFailure\(", r"\.record\(", r"report_only\"\]\s*=", r"require_stable",
                         r"\bconclude(_record|_not_computed)?\("):
             assert not re.search(pattern, text), f"{path.name} concludes by itself: {pattern}"
-        assert re.search(r"\bfinish\(", text), f"{path.name} does not end in gates.common.finish"
+        assert re.search(r"\bfinish\(", text), f"{path.name} does not end in gates.conclusion.finish"
     common = (ROOT / "pytest_judgerel" / "gates" / "common.py").read_text()
-    assert "from .conclusion import" in common and re.search(r"\bconclude\(", common)
+    conclusion = (ROOT / "pytest_judgerel" / "gates" / "conclusion.py").read_text()
+    assert "from .conclusion import" in common and not re.search(r"^def (finish|conclude)", common, re.M)
+    assert re.search(r"^def finish\(", conclusion, re.M) and re.search(r"\bconclude\(", conclusion)
 
 
 def _gate_imports(path: Path) -> set[str]:
@@ -103,11 +106,11 @@ def _gate_imports(path: Path) -> set[str]:
 
 
 def test_gate_modules_share_machinery_only_through_common():
-    """The gate chain is flat: a gate module imports gates.common, gates.conclusion and
-    gates.stability, never another gate module (nor its private helpers)."""
+    """The gate chain is flat: a gate module imports gates.common, gates.conclusion (its ending),
+    gates.stability and gates.sequential, never another gate module (nor its private helpers)."""
     for name in GATE_MODULES:
         imported = _gate_imports(ROOT / "pytest_judgerel" / name)
-        assert "common" in imported, name
+        assert "conclusion" in imported, name
         assert imported <= {"common", "conclusion", "stability", "sequential"}, \
             f"{name} imports gate modules {sorted(imported)}"
     assert _gate_imports(ROOT / "pytest_judgerel" / "gates" / "common.py") <= {"conclusion"}

@@ -187,7 +187,7 @@ def test_mindeval_interaction_with_backstory_on_the_real_server(pytester, llama,
 
 def _plausible_reply(request) -> str:
     """Replies in the format each role of the examples asks for (routing, not quality, is tested)."""
-    from pytest_judgerel.llm.fake_server import default_responder
+    from pytest_judgerel.testing.fake_server import default_responder
     from pytest_judgerel.mindeval.judge import AXES
 
     text = " ".join(str(m.get("content", "")) for m in request.messages)
@@ -210,7 +210,7 @@ def test_no_request_of_the_examples_escapes_the_configured_endpoint(clean_env, t
     llama.cpp tests above cover a real server's behaviour)."""
     import subprocess
 
-    from pytest_judgerel.llm.fake_server import FakeLLMServer
+    from pytest_judgerel.testing.fake_server import FakeLLMServer
 
     with FakeLLMServer(latency=0.0, responder=_plausible_reply, api_key=KEY) as served, \
             FakeLLMServer(latency=0.0) as trap:

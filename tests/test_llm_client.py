@@ -13,9 +13,9 @@ import pytest
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
 from pytest_judgerel.llm.client import CallStats, LLMClient, LLMSettings
 from pytest_judgerel.llm.endpoint import default_model, resolve_endpoint
-from pytest_judgerel.llm.fake_server import FakeLLMServer
 from pytest_judgerel.llm.request import LLMRequest
 from pytest_judgerel.llm.scripted import register_scripted
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 
 from llm_fixtures import GatedFakeServer, cache_dir, fake_request, make_client, server, unique_model  # noqa: F401
 
@@ -181,7 +181,7 @@ def test_a_failed_request_does_not_hide_the_others(cache_dir):
 
     def picky(messages, **params):
         if messages[-1]["content"] == "bad":
-            from pytest_judgerel.llm.scripted import ScriptedHTTPError
+            from pytest_judgerel.testing import ScriptedHTTPError
 
             raise ScriptedHTTPError(400, "this prompt is refused")
         return "ok " + messages[-1]["content"]
@@ -276,7 +276,7 @@ def test_warm_replay_never_imports_litellm(cache_dir, mode):
 
 
 def test_importing_the_package_is_cheap():
-    code = ("import sys, pytest_judgerel.llm as m; m.LLMRequest; m.LLMClient; m.FakeLLMServer; "
+    code = ("import sys, pytest_judgerel.llm as m, pytest_judgerel.testing as t; m.LLMRequest; m.LLMClient; t.FakeLLMServer; "
             "print(sorted(x for x in ('litellm', 'diskcache', 'openai', 'httpx') if x in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -296,7 +296,8 @@ def test_cost_of_a_priced_model_is_recorded(server, cache_dir):
 
 
 STRICT_WARNINGS_TEST = '''
-from pytest_judgerel.llm import LLMClient, LLMSettings, LLMRequest, FakeLLMServer
+from pytest_judgerel.llm import LLMClient, LLMSettings, LLMRequest
+from pytest_judgerel.testing import FakeLLMServer
 def test_calls_under_strict_warnings(tmp_path):
     with FakeLLMServer(latency=0.0) as srv:
         with LLMClient(LLMSettings(cache_dir=str(tmp_path), max_attempts=1)) as client:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from pytest_judgerel.llm.cache_admin import cache_stats
-from pytest_judgerel.llm.fake_server import FakeLLMServer
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 
 WORKER = r"""
 import json, sys, time

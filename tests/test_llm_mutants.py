@@ -26,10 +26,10 @@ from typing import Any, Callable
 import pytest
 
 from pytest_judgerel.errors import LLMCallError
-from pytest_judgerel.llm import (DiskCacheBackend, FakeLLMServer, FaultPlan, LLMClient, LLMRequest,
-                                 LLMSettings)
+from pytest_judgerel.llm import DiskCacheBackend, LLMClient, LLMRequest, LLMSettings
 from pytest_judgerel.llm.prices import call_cost
 from pytest_judgerel.llm.retry import classify_failure
+from pytest_judgerel.testing import FakeLLMServer, FaultPlan
 
 
 def _messages(text: str) -> tuple[dict[str, str], ...]:

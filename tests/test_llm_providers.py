@@ -8,10 +8,10 @@ import urllib.request
 import pytest
 
 from pytest_judgerel.errors import ConfigError, LLMCallError
-from pytest_judgerel.llm.fake_server import FakeLLMServer, FakeRequest, FaultPlan, default_responder
 from pytest_judgerel.llm.local import local_model_available
 from pytest_judgerel.llm.request import LLMRequest
 from pytest_judgerel.llm.scripted import register_scripted, scripted_models, unregister_scripted
+from pytest_judgerel.testing.fake_server import FakeLLMServer, FakeRequest, FaultPlan, default_responder
 
 from llm_fixtures import GatedFakeServer, fake_request, make_client, unique_model
 
@@ -88,6 +88,22 @@ def test_fake_llm_server_fixture(fake_llm_server, tmp_path):
     with make_client(tmp_path / "c") as client:
         answer = client.complete(fake_request(fake_llm_server, "fixture"))
     assert re.fullmatch(r"\d+", answer.text) and fake_llm_server.requests == 1
+
+
+def test_the_fixture_comes_from_the_test_support_plugin_which_the_main_plugin_never_loads(pytestconfig):
+    """``fake_llm_server`` is registered by its own entry point (``pytest11: judgerel-testing``);
+    importing the main plugin imports nothing of pytest_judgerel.testing."""
+    import subprocess
+    import sys
+
+    import pytest_judgerel.testing.plugin as support
+
+    assert pytestconfig.pluginmanager.get_plugin("judgerel-testing") is support
+    code = ("import sys, pytest_judgerel.plugin, pytest_judgerel.plugin.fixtures; "
+            "print(sorted(m for m in sys.modules if m.startswith('pytest_judgerel.testing')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.skipif(not local_model_available(),

@@ -22,8 +22,8 @@ import pytest
 from pytest_judgerel.errors import CacheMissError, ConfigError
 from pytest_judgerel.llm.cache import open_backend
 from pytest_judgerel.llm.client import LLMClient, LLMSettings
-from pytest_judgerel.llm.fake_server import FakeLLMServer
 from pytest_judgerel.llm.request import LLMRequest
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 
 API_KEY = "sk-test"
 

@@ -8,10 +8,11 @@ import time
 import pytest
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
-from pytest_judgerel.llm.fake_server import FAULT_KINDS, FakeLLMServer, FaultPlan
 from pytest_judgerel.llm.request import LLMRequest
 from pytest_judgerel.llm.retry import RetryPolicy, classify_failure, EmptyResponseError
-from pytest_judgerel.llm.scripted import ScriptedHTTPError, register_scripted
+from pytest_judgerel.llm.scripted import register_scripted
+from pytest_judgerel.testing import ScriptedHTTPError
+from pytest_judgerel.testing.fake_server import FAULT_KINDS, FakeLLMServer, FaultPlan
 
 from llm_fixtures import cache_dir, fake_request, make_client, unique_model  # noqa: F401
 
@@ -130,6 +131,41 @@ def test_scripted_rate_limit_with_retry_after_then_success(tmp_path):
         assert client.stats.retries == 2
     assert response.text == "done" and response.attempts == 3
     assert attempts[1] - attempts[0] >= 0.14 and attempts[2] - attempts[1] >= 0.14
+
+
+
+class _ProviderStatusError(Exception):
+    """Not a ScriptedHTTPError: an error of the script's own making that carries an HTTP status."""
+
+    def __init__(self, status_code, retry_after=None):
+        super().__init__(f"upstream said {status_code}")
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+
+def test_any_script_error_with_a_status_code_fails_like_that_status(tmp_path):
+    """The product recognises a script's HTTP failure by its ``status_code`` attribute (duck
+    typing), so it never imports the test support that defines ScriptedHTTPError."""
+    model, refused = unique_model(), unique_model()
+    attempts = []
+
+    def flaky(messages, **params):
+        attempts.append(1)
+        if len(attempts) < 2:
+            raise _ProviderStatusError(429, retry_after=0.01)
+        return "done"
+
+    def not_found(messages, **params):
+        raise _ProviderStatusError(404)
+
+    register_scripted(model, flaky)
+    register_scripted(refused, not_found)
+    with make_client(tmp_path / "c", backoff_base=0.0) as client:
+        response = client.complete(LLMRequest(model=model, messages=[{"role": "user", "content": "x"}]))
+        assert response.text == "done" and client.stats.retries == 1
+        with pytest.raises(LLMCallError) as info:
+            client.complete(LLMRequest(model=refused, messages=[{"role": "user", "content": "x"}]))
+    assert "HTTP 404" in str(info.value) and "upstream said 404" in str(info.value)
 
 
 def test_full_jitter_delays_stay_within_the_exponential_ceiling():

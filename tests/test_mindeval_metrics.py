@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from pytest_judgerel.errors import ConfigError, RatingsError
-from pytest_judgerel.mindeval.assertions import assert_judge_agrees_with_humans, assert_mindeval_score
+from pytest_judgerel.gates.mindeval import assert_judge_agrees_with_humans, assert_mindeval_score
 from pytest_judgerel.mindeval.judge import JudgeScore
 from pytest_judgerel.mindeval.metrics import (
     aligned_scores,

@@ -14,11 +14,13 @@ from pytest_judgerel.mindeval.profiles import sample_profiles
 
 
 def test_every_export_is_the_object_a_mindeval_submodule_defines():
+    """Every export is defined by a submodule of mindeval, or by gates.mindeval (its gates)."""
     import importlib
     import pkgutil
 
     submodules = [importlib.import_module(f"pytest_judgerel.mindeval.{m.name}")
                   for m in pkgutil.iter_modules(mindeval.__path__)]
+    submodules.append(importlib.import_module("pytest_judgerel.gates.mindeval"))
     for name in mindeval.__all__:
         obj = getattr(mindeval, name)
         homes = [m.__name__ for m in submodules if m.__dict__.get(name) is obj]

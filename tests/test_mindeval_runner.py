@@ -10,7 +10,7 @@ import pytest
 
 from pytest_judgerel.errors import ConfigError, LLMCallError
 from pytest_judgerel.llm import LLMClient, LLMSettings, register_scripted
-from pytest_judgerel.llm.scripted import ScriptedHTTPError
+from pytest_judgerel.testing import ScriptedHTTPError
 from pytest_judgerel.mindeval.backstory import generate_backstories
 from pytest_judgerel.mindeval.interaction import (
     InteractionError,

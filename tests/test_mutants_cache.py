@@ -1,5 +1,5 @@
 """The cache writer (llm/write_behind.py, the client's single flight) through public behaviour:
-tests written for the bugs of ``benchmarks/held_out_mutants.py`` that the earlier tests let
+tests written for the bugs of ``tools/mutation/held_out_mutants.py`` that the earlier tests let
 through.  A recording ``DiskCacheBackend`` (tests/test_llm_mutants.py) logs every group stored;
 requests go over real HTTP to a loopback server."""
 

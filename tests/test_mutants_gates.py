@@ -58,7 +58,7 @@ def test_a_statistic_not_computed_is_recorded_then_raised():
 def test_a_statistic_not_computed_records_every_record_of_its_gate_before_raising():
     """Found by the held-out mutants: ``finish(records, None, error=...)`` outside report-only mode
     recorded the first record and raised, so the gate's other records never reached the report."""
-    from pytest_judgerel.gates.common import finish
+    from pytest_judgerel.gates.conclusion import finish
 
     with recording(Recorder()) as rec:
         with pytest.raises(ReliabilityError, match="a constant judge"):
@@ -67,7 +67,7 @@ def test_a_statistic_not_computed_records_every_record_of_its_gate_before_raisin
     assert not any("report_only" in r for r in rec.records)
 
 
-# ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
+# ---------------------------------------------------------------- held-out bugs (tools/mutation/held_out_mutants.py)
 def _unstable(rec: MetricRecord) -> MetricRecord:
     rec["stability"] = {"p_pass": 0.5, "unstable": True, "n_boot": 1000, "resample": "items", "predictive": True,
                         "predicts": "new items"}
@@ -136,7 +136,7 @@ def test_exactly_max_parse_failures_unparsed_replies_still_pass(limit):
 def test_a_statistic_not_computed_records_every_record_of_its_gate_in_report_only_mode():
     """G07: a gate with several records (``finish([rec1, rec2], None, error=...)``) whose statistic
     could not be computed recorded only the first: the report lost the others."""
-    from pytest_judgerel.gates.common import finish
+    from pytest_judgerel.gates.conclusion import finish
 
     records = [_rec("ICC", False), _rec("nMAE", False), _rec("Kendall", False)]
     with recording(Recorder(report_only=True)) as rec:
@@ -289,7 +289,7 @@ def test_a_gates_common_record_fields():
 
 
 def test_the_shared_argument_checks_and_message_pieces():
-    from pytest_judgerel.gates.common import check_equivalence, check_use, head, worst_lines
+    from pytest_judgerel.gates.common import check_equivalence, check_use, label_prefix, worst_lines
 
     assert check_use("ci_low", ("estimate", "ci_low")) == "ci_low"
     with pytest.raises(ValueError, match=r"^use must be one of \('estimate', 'ci_low'\), got 'mean'$"):
@@ -301,7 +301,7 @@ def test_the_shared_argument_checks_and_message_pieces():
     for alpha in (0, 0.5, True, "0.05"):
         with pytest.raises(ValueError, match="^alpha must lie strictly between 0 and 0.5, got "):
             check_equivalence("estimate", 0.1, "max_shift", alpha)
-    assert head(None) == "" and head("") == "" and head("panel") == "panel: "
+    assert label_prefix(None) == "" and label_prefix("") == "" and label_prefix("panel") == "panel: "
     assert worst_lines([], "worst items") == []
     assert worst_lines([{"item": "a", "detail": "off by 2"}, {"item": "b", "detail": "off by 1"}], "worst items") == [
         "  worst items:", "    a: off by 2", "    b: off by 1"]

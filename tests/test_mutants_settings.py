@@ -43,7 +43,8 @@ def test_every_documented_variable_is_read(option, clean_env, tmp_path):
     """Each option's environment variable changes its value and its source."""
     default = settings_from_env(str(tmp_path))
     assert default.sources[option.dest] == "default"
-    value = {"JUDGEREL_MODEL": "openai/gpt-4o-mini", "JUDGEREL_API_BASE": "http://127.0.0.1:9/v1"}.get(option.env)
+    value = {"JUDGEREL_MODEL": "openai/gpt-4o-mini", "JUDGEREL_API_BASE": "http://127.0.0.1:9/v1",
+             "JUDGEREL_PRICE_PER_MTOK": "0.15,0.60"}.get(option.env)
     if value is None:
         if option.choices:
             value = next(c for c in option.choices if c != option.default)
@@ -102,7 +103,7 @@ def test_chosen_in_a_session_reports_only_what_the_user_set(pytester, clean_env,
         "temperature": 0.3, "require_stable": True, "max_tokens": 64, "backend": "http"}
 
 
-# ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
+# ---------------------------------------------------------------- held-out bugs (tools/mutation/held_out_mutants.py)
 def _documented_variables() -> dict[str, str]:
     """``{flag: variable}`` of docs/pytest.md's option table (rows with an env column)."""
     from pathlib import Path
@@ -329,7 +330,7 @@ def test_settings_built_by_hand_accept_what_their_types_allow(clean_env, tmp_pat
     assert LLMSettings().cache_path == DEFAULT_CACHE_DIR == ".judgerel_cache"
     d = LLMSettings(model="openai/x").as_dict()
     assert d["model"] == "openai/x" and "sources" not in d and "backoff_base" not in d
-    assert list(d) == [o.dest for o in OPTIONS if o.dest in d] and len(d) == 13
+    assert list(d) == [o.dest for o in OPTIONS if o.dest in d] and len(d) == 14
 
 
 @pytest.mark.parametrize("base, problem", [

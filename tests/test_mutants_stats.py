@@ -1,5 +1,5 @@
 """Statistics (TOST, verdict stability): tests written for the bugs of
-``benchmarks/held_out_mutants.py`` that the earlier tests let through (docs/benchmarks.md)."""
+``tools/mutation/held_out_mutants.py`` that the earlier tests let through (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def test_missing_scale_applies_to_the_temperature_runs(loaded):
     assert by_row.agreement_for("Llama", "0-5", "STS-B", temperature=0.1).n == 5
 
 
-# ---------------------------------------------------------------- held-out bugs (benchmarks/held_out_mutants.py)
+# ---------------------------------------------------------------- held-out bugs (tools/mutation/held_out_mutants.py)
 def test_count_applies_the_tolerance_it_is_given():
     """Y02: ``Reproduction.count(tolerance=...)`` ignored its tolerance (the real-release test's
     "every cell rounds to the printed digits" check at 0.0005 then proved nothing)."""

@@ -1,5 +1,5 @@
 """The fast path, retries and prices through public behaviour: tests written for the bugs of
-``benchmarks/held_out_mutants.py`` (batch 1) that the earlier tests let through.  Real HTTP to a
+``tools/mutation/held_out_mutants.py`` (batch 1) that the earlier tests let through.  Real HTTP to a
 loopback server (the scripted server of tests/test_llm_mutants.py, which logs each request's path,
 headers and prompt), a public ``LLMClient``; docs/benchmarks.md lists each bug and its test.
 """

@@ -167,7 +167,7 @@ def test_reask_recovers_a_reply(client, scripted):
 
 
 def test_every_request_goes_to_the_judges_endpoint_with_its_settings(tmp_path):
-    from pytest_judgerel.llm import FakeLLMServer
+    from pytest_judgerel.testing import FakeLLMServer
 
     with FakeLLMServer(latency=0.0, responder=lambda req: "[[B]]") as server, \
             LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"))) as c:

@@ -18,7 +18,7 @@ from pytest_judgerel import (
 )
 from pytest_judgerel.gates.conclusion import JudgeReliabilityFailure
 from pytest_judgerel.gates.human_mean import assert_human_mean_above, assert_human_mean_difference
-from pytest_judgerel.mindeval.assertions import assert_judge_agrees_with_humans, assert_mindeval_score
+from pytest_judgerel.gates.mindeval import assert_judge_agrees_with_humans, assert_mindeval_score
 from pytest_judgerel.report.schema import REPORT_SCHEMA, schema_errors
 from pytest_judgerel.session.recording import (
     RECORD_TYPES,

@@ -15,7 +15,8 @@ from pytest_judgerel.report.baseline import (
     updated_baseline,
 )
 from pytest_judgerel.report.build import assemble_report
-from pytest_judgerel.report.metrics import judge_fingerprint, metric_points
+from pytest_judgerel.judging.identity import judge_fingerprint
+from pytest_judgerel.report.metrics import metric_points
 from pytest_judgerel.report.paired import paired_worse, signed_rank_greater
 from pytest_judgerel.report.schema import ReportFormatError
 

@@ -21,7 +21,7 @@ import pytest
 from pytest_judgerel import Judge, JudgeReliabilityFailure, assert_human_mean_above, assert_icc_above, \
     assert_pass_rate
 from pytest_judgerel.judging.pending import PendingRatings
-from pytest_judgerel.llm.fake_server import FakeLLMServer
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 from pytest_judgerel.report.schema import validate_report
 from pytest_judgerel.session.recording import recording
 from test_llm_redis import redis_server_port, redis_url  # noqa: F401 - the Redis fixtures (a redis-server on loopback)

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from pytest_judgerel.llm.fake_server import FakeLLMServer
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 from pytest_judgerel.report.schema import validate_report
 
 N_ITEMS, CAP, N_PASS = 60, 3, 50

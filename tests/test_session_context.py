@@ -15,7 +15,7 @@ import pytest
 
 from pytest_judgerel.session.context import SessionContext, activate, current_context
 from pytest_judgerel.errors import CacheMissError, ConfigError
-from pytest_judgerel.llm.fake_server import FakeLLMServer
+from pytest_judgerel.testing.fake_server import FakeLLMServer
 from pytest_judgerel.session.settings import Settings
 
 ITEMS = [{"id": f"i{i}", "sentence1": f"a{i}", "sentence2": "b"} for i in range(4)]

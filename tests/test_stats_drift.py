@@ -1,4 +1,5 @@
-"""Silent judge drift: anchor comparison, history monitor, attribution (pytest_judgerel.stats.drift)."""
+"""Silent judge drift: anchor comparison (stats.anchor_drift, stats.anchor_noise), history monitor (stats.cusum),
+attribution (stats.drift_attribution)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from pytest_judgerel.errors import ReliabilityError, ScaleError
 from pytest_judgerel.stats import (AnchorComparison, anchor_comparison, attribute_change, drift_monitor,
                                    paired_shift)
-from pytest_judgerel.stats.drift import cusum_decision_limit
+from pytest_judgerel.stats.cusum import cusum_decision_limit
 
 N = 30
 

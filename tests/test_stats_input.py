@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from pytest_judgerel.errors import ReliabilityError
+from pytest_judgerel.stats.interval import check_use
 from pytest_judgerel.stats._input import (
     as_matrix,
     as_vector_or_matrix,
@@ -188,3 +190,20 @@ def test_cells_and_items_without_ratings_give_nan_without_a_numpy_warning():
         warnings.simplefilter("error")  # 0/0 would warn "invalid value encountered in divide"
         assert math.isnan(collapse_repeats(np.array([[[NAN, NAN]]]), "mean")[0, 0])
         assert math.isnan(item_means(np.array([[NAN, NAN], [1.0, 2.0]]))[0])
+
+
+def test_check_use_returns_an_allowed_use_and_names_the_choices_otherwise():
+    assert check_use("ci_low", ("estimate", "ci_low")) == "ci_low"
+    with pytest.raises(ReliabilityError, match=r"^use must be one of \('estimate', 'ci_low'\), got 'mean'$"):
+        check_use("mean", ("estimate", "ci_low"))
+    assert issubclass(ReliabilityError, ValueError)  # callers that catch ValueError still do
+
+
+@pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, True, "0.95", None, float("nan")])
+def test_the_one_confidence_check_refuses_levels_outside_the_open_unit_interval(bad):
+    from pytest_judgerel.stats.interval import check_confidence
+
+    message = rf"^confidence must be strictly between 0 and 1, got {re.escape(repr(bad))}$"
+    with pytest.raises(ReliabilityError, match=message):
+        check_confidence(bad)
+    assert check_confidence(np.float32(0.5)) == 0.5 and type(check_confidence(0.9)) is float

@@ -184,9 +184,9 @@ def test_the_lower_tail_with_a_lenient_judge_stays_at_its_nominal_share():
 def test_an_interval_that_misses_the_clipped_estimate_is_widened_to_it():
     """One calibration item the judge got right, 20 test items: Lee's smoothed interval ends at
     0.045, below the estimate 0.05; the reported interval is widened to contain it."""
-    from pytest_judgerel.stats.pass_rate import _interval
+    from pytest_judgerel.stats.pass_rate import _lee_interval
 
-    raw_low, raw_high = _interval(1 / 20, 1.0, 1.0, 20, 1, 30, 1.959963984540054)
+    raw_low, raw_high = _lee_interval(1 / 20, 1.0, 1.0, 20, 1, 30, 1.959963984540054)
     assert raw_high < 0.05
     res = corrected_pass_rate(1, 20, calibration=JudgeCalibration(1.0, 1.0, 1, 30), interval="lee")
     assert res.value == pytest.approx(0.05) and res.ci_low == raw_low and res.ci_high == res.value

@@ -297,13 +297,14 @@ def test_resamples_mark_undefined_ones():
 def test_rows_with_shared_labelled_items_equal_ppi_mean_row_by_row(kw):
     """The sequential human-mean look's completions: the same labelled items in every row
     (broadcast), a different unlabelled set per row, undefined rows NaN as ppi_mean raises."""
-    from pytest_judgerel.stats.ppi import _confidence, _estimates_by_row, _lam_arg
+    from pytest_judgerel.stats.interval import check_confidence
+    from pytest_judgerel.stats.ppi import _estimates_by_row, _lam_arg
 
     a, _ = _two_systems(3, n=25, N=60)
     rng = np.random.default_rng(5)
     stack = a[2][rng.integers(0, 60, size=(6, 60))]
     stack[5] = 2.0  # a constant unlabelled set: defined unless the judge is constant overall
-    values, lows, highs = _estimates_by_row(a[0][None, :], a[1][None, :], stack, _confidence(0.9),
+    values, lows, highs = _estimates_by_row(a[0][None, :], a[1][None, :], stack, check_confidence(0.9),
                                             kw.get("tuned", True), _lam_arg(kw.get("lam")))
     for b in range(6):
         one = ppi_mean(a[0], a[1], stack[b], confidence=0.9, **kw)

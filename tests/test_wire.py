@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from pytest_judgerel.errors import ConfigError, LLMCallError, MissingKeyError
-from pytest_judgerel.llm import FakeLLMServer, FaultPlan, LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer, FaultPlan
 from pytest_judgerel.llm.wire import BACKENDS, chat_body, route
 
 MSGS = ({"role": "system", "content": "You grade."}, {"role": "user", "content": "Rate “this” é from 0 to 5."})
@@ -141,7 +142,8 @@ def test_fast_path_run_never_imports_litellm(tmp_path):
     script = f"""
 import sys
 from pytest_judgerel import Judge
-from pytest_judgerel.llm import FakeLLMServer, LLMClient, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer
 with FakeLLMServer(latency=0) as srv:
     client = LLMClient(LLMSettings(cache_dir={str(tmp_path / 'c')!r}))
     judge = Judge(model="openai/judge", template="stsb", scale="0-5", api_base=srv.url, api_key="k", client=client)
@@ -246,8 +248,14 @@ def test_a_key_echoed_by_the_server_is_masked(monkeypatch):
     with FakeLLMServer(latency=0, api_key="sk-the-right-one") as srv:
         transport = wire.WireTransport()
         call = transport.prepare(_request(srv.url, api_key="sk-echoed-secret-key"), "sk-echoed-secret-key")
+        async def send_then_close() -> None:
+            try:
+                await transport.send(call, 5.0)
+            finally:
+                await transport.aclose()
+
         with pytest.raises(wire.WireHTTPError) as info:
-            asyncio.run(transport.send(call, 5.0))
+            asyncio.run(send_then_close())
     assert info.value.status_code == 401
     assert "sk-echoed-secret-key" not in str(info.value) and "bad key ***" in str(info.value)
     assert "sk-echoed-secret-key" not in repr(call)
@@ -311,3 +319,31 @@ def test_a_redirect_is_followed_like_the_openai_sdk(tmp_path):
         finally:
             moved.shutdown()
         assert reply.text.strip() and reply.attempts == 1 and srv.requests == 1
+
+
+def test_aiohttp_failures_are_classified_like_the_other_clients():
+    """The wire's own exceptions: a dropped connection, a truncated body and a read timeout are
+    retried as connection and timeout failures; a refused certificate is a connection failure too."""
+    import aiohttp
+
+    from pytest_judgerel.llm.retry import classify_failure
+
+    dropped = classify_failure(aiohttp.ServerDisconnectedError())
+    truncated = classify_failure(aiohttp.ClientPayloadError("Response payload is not completed"))
+    slow = classify_failure(aiohttp.ServerTimeoutError("Timeout on reading data from socket"))
+    assert (dropped.kind, dropped.retryable) == ("connection", True)
+    assert (truncated.kind, truncated.retryable) == ("connection", True)
+    assert (slow.kind, slow.retryable, slow.status) == ("timeout", True, 408)
+
+
+def test_the_fast_path_pools_with_aiohttp_and_closes_its_session(tmp_path):
+    """One session per client, reused across calls, closed by the client's close."""
+    with FakeLLMServer(latency=0) as srv:
+        client = _client(tmp_path, "http")
+        for i in range(3):
+            client.complete(_request(srv.url, messages=[{"role": "user", "content": f"pooled {i}"}]))
+        transport = client._transports["http"]
+        session = transport._wire._client
+        assert type(session).__module__.startswith("aiohttp") and not session.closed
+        client.close()
+        assert session.closed

@@ -8,7 +8,8 @@ import asyncio
 import pytest
 
 from pytest_judgerel.errors import CacheCorruptError
-from pytest_judgerel.llm import FakeLLMServer, LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
+from pytest_judgerel.testing import FakeLLMServer
 from pytest_judgerel.llm.cache import open_backend
 from pytest_judgerel.llm.write_behind import WriteBehind
 

@@ -67,7 +67,7 @@ def start_server_process(latency: float, responder: str = "default") -> tuple[su
 
 
 def _serve(latency: float, responder: str) -> None:
-    from pytest_judgerel.llm.fake_server import FakeLLMServer
+    from pytest_judgerel.testing.fake_server import FakeLLMServer
 
     srv = FakeLLMServer(latency=latency, responder=RESPONDERS[responder]).start()
     print(srv.url, flush=True)
@@ -117,12 +117,29 @@ def bare_litellm_cpu_per_call(url: str, n: int, concurrency: int, model: str = "
     return asyncio.run(run())
 
 
+async def _timed_calls(post: Any, bodies: Sequence[dict], concurrency: int, warmup: int | None) -> tuple[float, float]:
+    """(CPU seconds per call, wall seconds) of ``post(encoded_body) -> reply bytes`` over ``bodies``
+    under a semaphore of ``concurrency``, after ``warmup`` calls; every reply's content is read."""
+    import asyncio
+
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(body: dict) -> str:
+        async with sem:
+            content = await post(json.dumps(body, ensure_ascii=False).encode())
+        return json.loads(content)["choices"][0]["message"]["content"]
+
+    await asyncio.gather(*(one(bodies[i % len(bodies)]) for i in range(warmup or concurrency)))
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = await asyncio.gather(*(one(b) for b in bodies))
+    assert len(out) == len(bodies) and all(out)
+    return (time.process_time() - c0) / len(bodies), time.perf_counter() - t0
+
+
 def raw_httpx_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: str = "sk-bench",
                   warmup: int | None = None) -> tuple[float, float]:
-    """(CPU seconds per call, wall seconds) of raw ``httpx.AsyncClient`` calls, the project's anchor
-    for the wire: each body JSON-encoded, POSTed to ``{url}/chat/completions`` under a semaphore of
-    ``concurrency`` and its reply's ``choices[0].message.content`` read; no cache, no retries (the
-    least any client must do per call).  Measured in a fresh event loop after ``warmup`` calls."""
+    """(CPU seconds per call, wall seconds) of raw ``httpx.AsyncClient`` calls, shown beside the
+    anchor (:func:`raw_aiohttp_run`): the same work, with httpx's pool."""
     import asyncio
 
     import httpx
@@ -131,21 +148,41 @@ def raw_httpx_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: s
     headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
 
     async def run() -> tuple[float, float]:
-        sem = asyncio.Semaphore(concurrency)
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
                                      timeout=60) as client:
-            async def one(body: dict) -> str:
-                async with sem:
-                    r = await client.post(endpoint, content=json.dumps(body, ensure_ascii=False).encode(),
-                                          headers=headers)
-                    r.raise_for_status()
-                    return json.loads(r.content)["choices"][0]["message"]["content"]
+            async def post(content: bytes) -> bytes:
+                r = await client.post(endpoint, content=content, headers=headers)
+                r.raise_for_status()
+                return r.content
 
-            await asyncio.gather(*(one(bodies[i % len(bodies)]) for i in range(warmup or concurrency)))
-            t0, c0 = time.perf_counter(), time.process_time()
-            out = await asyncio.gather(*(one(b) for b in bodies))
-            assert len(out) == len(bodies) and all(out)
-            return (time.process_time() - c0) / len(bodies), time.perf_counter() - t0
+            return await _timed_calls(post, bodies, concurrency, warmup)
+
+    return asyncio.run(run())
+
+
+def raw_aiohttp_run(url: str, bodies: Sequence[dict], concurrency: int, api_key: str = "sk-bench",
+                    warmup: int | None = None) -> tuple[float, float]:
+    """(CPU seconds per call, wall seconds) of raw ``aiohttp.ClientSession`` calls, the wire's anchor:
+    each body JSON-encoded, POSTed to ``{url}/chat/completions`` under a semaphore of ``concurrency``
+    and its reply's ``choices[0].message.content`` read; no cache, no retries (the least any client
+    must do per call).  Measured in a fresh event loop after ``warmup`` calls."""
+    import asyncio
+
+    import aiohttp
+
+    endpoint = url.rstrip("/") + "/chat/completions"
+    headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+
+    async def run() -> tuple[float, float]:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
+                                         timeout=aiohttp.ClientTimeout(total=60)) as client:
+            async def post(content: bytes) -> bytes:
+                async with client.post(endpoint, data=content, headers=headers) as r:
+                    body = await r.read()
+                    r.raise_for_status()
+                return body
+
+            return await _timed_calls(post, bodies, concurrency, warmup)
 
     return asyncio.run(run())
 

@@ -1,11 +1,11 @@
 """Silent judge drift: a fixed anchor set per judge configuration, recorded once and re-judged fresh
 every session (``--judgerel-anchors PATH``; docs/reports.md, "Silent judge drift").
 
-* :mod:`.store`: the anchor file (format, reading, writing) and the configuration ids;
+* :mod:`.store`: the anchor file (format, reading, writing) and the anchor ids;
 * :mod:`.sample`: the deterministic sample gathered during the session, and the server-reported
   models and fingerprints per configuration;
 * :mod:`.check`: recording, re-judging (never from the cache) and the comparison
-  (:mod:`pytest_judgerel.stats.drift`) -> the report's ``anchors`` block.
+  (:mod:`pytest_judgerel.stats.anchor_drift`) -> the report's ``anchors`` block.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ _EXPORTS = {
     "Anchor": "store",
     "read_anchor_file": "store",
     "write_anchor_file": "store",
-    "configuration_id": "store",
     "CandidatePool": "sample",
     "served_by_configuration": "sample",
     "AnchorRun": "check",

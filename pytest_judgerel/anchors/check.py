@@ -6,10 +6,11 @@ deterministic sample (:class:`~.sample.CandidatePool`) recorded with the exact r
 are asked fresh) -> status ``recorded``.  A configuration with anchors is re-judged: every stored
 request is sent again ``fresh_samples`` time(s) through the session's client with ``fresh=True``
 (never from or into the cache), the replies are read with the same parser (reply format, scale,
-axes), and :func:`pytest_judgerel.stats.drift.staged_anchor_comparison` says ``steady``,
+axes), and :func:`pytest_judgerel.stats.anchor_drift.staged_anchor_comparison` says ``steady``,
 ``drifted`` or ``inconclusive``: the first 30 anchors are asked, and the reserve (the rest, 10 at
-the default 40) only when those are not clearly steady.  The server's reported models and ``system_fingerprint`` s are kept with the
-reference and compared with the fresh answers' and the session's.
+the default 40) only when those are not clearly steady.  The server's reported models and
+``system_fingerprint`` s are kept with the reference and compared with the fresh answers' and
+the session's.
 """
 
 from __future__ import annotations
@@ -23,26 +24,26 @@ from ..errors import ConfigError
 from .sample import CandidatePool
 from .store import Anchor, AnchorFile, AnchorSet, read_anchor_file, write_anchor_file
 
-__all__ = ["DEFAULT_REFERENCE_SAMPLES", "DEFAULT_FRESH_SAMPLES", "DEFAULT_SAMPLE_SIZE", "AnchorRun", "check_anchors", "served_block",
-           "drift_module", "overall_status"]
+__all__ = ["DEFAULT_REFERENCE_SAMPLES", "DEFAULT_FRESH_SAMPLES", "DEFAULT_SAMPLE_SIZE", "AnchorRun", "check_anchors",
+           "served_block", "drift_module", "overall_status"]
 
 DEFAULT_REFERENCE_SAMPLES = 2
 """Reference samples per anchor: two make a change of the judge's noise visible
-(:mod:`pytest_judgerel.stats.drift`, module docstring)."""
+(:mod:`pytest_judgerel.stats.anchor_noise`, module docstring)."""
 DEFAULT_FRESH_SAMPLES = 1
 """Fresh samples per anchor and session: 30 calls, 40 when the reserve is asked (default sizes)."""
 DEFAULT_SAMPLE_SIZE = 40
 """Anchors recorded per configuration: 30 re-judged every session and 10 in reserve
-(:func:`pytest_judgerel.stats.drift.staged_anchor_comparison`): 40 anchors keep 95% power against a
-shift of 0.1 of the range on a 1-5 scale at noise 0.1 of the range, where 30 caught 90%."""
+(:func:`pytest_judgerel.stats.anchor_drift.staged_anchor_comparison`), asked when the first 30 are not
+clearly steady."""
 
 STATUS_ORDER = ("drifted", "inconclusive", "error", "steady", "recorded")
 
 
 def drift_module() -> Any:
-    """:mod:`pytest_judgerel.stats.drift` (anchor comparison, the history monitor, attribution),
+    """:mod:`pytest_judgerel.stats.anchor_drift` (the anchor comparison),
     imported when first needed (it brings scipy)."""
-    from ..stats import drift
+    from ..stats import anchor_drift as drift
 
     return drift
 
@@ -182,7 +183,7 @@ def _complete_reference(aset: AnchorSet, run: AnchorRun, seen_models: Sequence[A
 
 
 def _matrix(rows: Mapping[str, Sequence[float | None]], width: int) -> dict[str, list[float]]:
-    """Equal-length rows (NaN for a missing or unreadable score), as stats.drift wants them."""
+    """Equal-length rows (NaN for a missing or unreadable score), as stats.anchor_drift wants them."""
     return {k: [float("nan") if v is None else float(v) for v in list(r)[:width]]
             + [float("nan")] * max(0, width - len(r)) for k, r in rows.items()}
 
@@ -222,7 +223,7 @@ def _entry(aset: AnchorSet, status: str, **extra: Any) -> dict[str, Any]:
 
 
 def _rejudge(aset: AnchorSet, run: AnchorRun) -> dict[str, Any]:
-    """Re-judge the anchors in two stages (:func:`pytest_judgerel.stats.drift.staged_anchor_comparison`):
+    """Re-judge the anchors in two stages (:func:`pytest_judgerel.stats.anchor_drift.staged_anchor_comparison`):
     the first ``run.screen`` anchors, and the reserve only when those are not clearly steady."""
     asked = _Asked({}, {}, {}, 0, [])
     by_id = {a.id: a for a in aset.anchors}

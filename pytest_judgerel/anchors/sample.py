@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .store import anchor_id, configuration_id
+from ..judging.identity import configuration_id
+from .store import anchor_id
 
 __all__ = ["CandidatePool", "served_by_configuration"]
 

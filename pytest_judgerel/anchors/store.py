@@ -13,10 +13,10 @@ A JSON document (schema ``pytest-judgerel/anchors``, version 1; documented in do
         "anchors": [{"id": "...", "item": "...", "request": {"model", "messages", "sampling", "grammar",
                      "namespace"}, "reference": [score, score], "human": null}]}}}
 
-The configuration id is :func:`configuration_id` of ``judge`` (recomputed on reading; the key is
-only a label).  An anchor without ``reference`` scores (a hand-written set) is recorded on the
-next run; ``human`` labels, when present, add the judge's agreement with them to the report.
-Stdlib only.
+The configuration id is :func:`~pytest_judgerel.judging.identity.configuration_id` of ``judge``
+(recomputed on reading; the key is only a label).  An anchor without ``reference`` scores (a
+hand-written set) is recorded on the next run; ``human`` labels, when present, add the judge's
+agreement with them to the report.  Stdlib only.
 """
 
 from __future__ import annotations
@@ -29,13 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-from ..report.judge_drift import CONFIG_FIELDS, configuration_fields, configuration_id
+from ..judging.identity import configuration_id
 
-__all__ = ["ANCHORS_SCHEMA_ID", "ANCHORS_VERSION", "CONFIG_FIELDS", "Anchor", "AnchorSet", "AnchorFile",
-           "configuration_fields", "configuration_id", "anchor_id", "read_anchor_file", "write_anchor_file"]
+__all__ = ["ANCHORS_SCHEMA_ID", "ANCHORS_VERSION", "Anchor", "AnchorSet", "AnchorFile", "anchor_id",
+           "read_anchor_file", "write_anchor_file"]
 
 ANCHORS_SCHEMA_ID = "pytest-judgerel/anchors"
 ANCHORS_VERSION = 1
+
 
 def anchor_id(config: str, messages: Any) -> str:
     """16 hex digits of a configuration and an exact prompt: the identity of an anchor and its rank

@@ -1,9 +1,9 @@
-"""What every gate shares: argument checks, the parse-failure gate, the record's common fields and
-:func:`finish`, the one way a gate ends.
+"""What every gate shares: argument checks, the parse-failure gate, not-computed, and the fields
+every gate's record starts with.
 
-A gate module imports this module, :mod:`~pytest_judgerel.gates.conclusion` (for
-``parse_failure_limit`` and the failure type) and :mod:`~pytest_judgerel.gates.stability`, never
-another gate module.  The shape of a gate::
+A gate module imports this module, :mod:`~pytest_judgerel.gates.conclusion` (``finish``, where
+every gate ends) and :mod:`~pytest_judgerel.gates.stability`, never another gate module.  The
+shape of a gate::
 
     check_threshold(min_x, "min_x", UNIT_RANGE)               # bad arguments raise ValueError
     failures = parse_failure_lines(source, max_parse_failures)
@@ -17,7 +17,7 @@ another gate module.  The shape of a gate::
     return finish(rec, result, None if ok else lines)        # records, raises unless report-only
 
 A new kind of record declares its TypedDict in :mod:`pytest_judgerel.session.recording`
-(``RECORD_TYPES``) and its new keys in the report schema's ``record``; :func:`finish` checks the
+(``RECORD_TYPES``) and its new keys in the report schema's ``record``; ``finish`` checks the
 record against its kind's type at run time (:func:`~pytest_judgerel.session.recording.check_record`).
 """
 
@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence, TypeVar, cast, overload
+from typing import Any, Literal, Mapping, Sequence, cast
 
-from ..session.recording import MetricRecord, SequentialInfo, WorstItem, check_record
-from .conclusion import conclude, conclude_not_computed, parse_failure_limit
+from ..session.recording import MetricRecord, SequentialInfo, WorstItem
+from ..stats.interval import check_use as _check_use
+from .conclusion import finish, parse_failure_limit
 
-__all__ = ["ICC_RANGE", "UNIT_RANGE", "ANY_RANGE", "WORST", "Direction", "Use", "Summary", "check_equivalence", "check_threshold", "check_use", "head",
-           "n_parse_failures", "parse_failure_lines", "provenance", "gate_fields", "fail_unparsed",
-           "not_computed", "finish", "worst_lines"]
+__all__ = ["ICC_RANGE", "UNIT_RANGE", "ANY_RANGE", "WORST", "Direction", "Use", "Summary", "check_equivalence",
+           "check_threshold", "check_use", "label_prefix", "n_parse_failures", "parse_failure_lines", "provenance",
+           "gate_fields", "fail_unparsed", "not_computed", "worst_lines"]
 
-T = TypeVar("T")
 Direction = Literal["min", "max"]
 """Which side of the threshold passes: ``"min"`` (value >= threshold) or ``"max"`` (value <= threshold)."""
 Use = Literal["estimate", "ci_low", "ci_high", "equivalence"]
@@ -70,7 +70,7 @@ class Summary:
         return None if self.ci_low is None and self.ci_high is None else [self.ci_low, self.ci_high]
 
 
-def head(label: str | None) -> str:
+def label_prefix(label: str | None) -> str:
     """The start of a failure message: ``"label: "`` or nothing."""
     return f"{label}: " if label else ""
 
@@ -86,10 +86,9 @@ def check_threshold(value: Any, name: str, bounds: tuple[float, float] = ICC_RAN
 
 
 def check_use(use: str, allowed: tuple[Use, ...]) -> Use:
-    """``use`` (what a gate tests: the estimate, a CI bound...) when it is one of ``allowed``."""
-    if use not in allowed:
-        raise ValueError(f"use must be one of {allowed}, got {use!r}")
-    return use  # mypy narrows it to the Literal type by the check above
+    """``use`` (what a gate tests: the estimate, a CI bound...) when it is one of ``allowed``, else a
+    ``ReliabilityError`` (a ``ValueError``): the shared check of :mod:`pytest_judgerel.stats`."""
+    return cast(Use, _check_use(use, allowed))  # one of ``allowed``: a Use
 
 
 def check_equivalence(use: str, margin: float, name: str, alpha: Any) -> None:
@@ -158,7 +157,8 @@ def fail_unparsed(source: Any, failures: Sequence[str], kind: str, statistic: st
     a sequential gate's block (what it drew before it ended), kept in the record."""
     __tracebackhide__ = True
     rec = _unrated(kind, statistic, label, threshold, direction, source, sequential)
-    return finish(rec, None, [f"{head(label)}{statistic} not computed: unparseable judge replies", *failures])
+    first = f"{label_prefix(label)}{statistic} not computed: unparseable judge replies"
+    return finish(rec, None, [first, *failures])
 
 
 def not_computed(source: Any, kind: str, statistic: str, threshold: float | None, label: str | None,
@@ -170,30 +170,6 @@ def not_computed(source: Any, kind: str, statistic: str, threshold: float | None
     rec = _unrated(kind, statistic, label, threshold, direction, source, sequential)
     rec["error"] = str(exc)
     return finish(rec, None, error=exc)
-
-
-@overload
-def finish(records: MetricRecord | Sequence[MetricRecord], result: T,
-           failure: str | Sequence[str] | None = None) -> T: ...
-@overload
-def finish(records: MetricRecord | Sequence[MetricRecord], result: None, *, error: BaseException) -> None: ...
-def finish(records: MetricRecord | Sequence[MetricRecord], result: Any, failure: str | Sequence[str] | None = None,
-           *, error: BaseException | None = None) -> Any:
-    """The end of every gate: check each record against its kind's type
-    (:func:`~pytest_judgerel.session.recording.check_record`), then conclude
-    (:func:`~pytest_judgerel.gates.conclusion.conclude`: record, report-only, require-stable,
-    raise).  ``failure``: None when the gate passed, else the failure message (or its lines);
-    ``error``: the statistic could not be computed, raise it.  Returns ``result`` when the gate
-    passed or the session is report-only."""
-    __tracebackhide__ = True
-    recs: list[MetricRecord] = [records] if isinstance(records, dict) else list(records)  # type: ignore[list-item]
-    for rec in recs:
-        check_record(rec)
-    if error is not None:
-        conclude_not_computed(recs, error)  # records all of them, then raises (unless report-only)
-        return None
-    message = failure if failure is None or isinstance(failure, str) else "\n".join(failure)
-    return conclude(recs, message, result)
 
 
 def worst_lines(worst: Sequence[WorstItem], title: str) -> list[str]:

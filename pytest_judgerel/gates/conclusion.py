@@ -1,11 +1,12 @@
-"""The one conclusion of every gate: record, report-only, require-stable, parse-failure limit, raise.
+"""How every gate ends: :func:`finish` checks the gate's records, then concludes (record,
+report-only, require-stable, raise).
 
-Every gate (the reliability and agreement assertions of :mod:`pytest_judgerel.gates.reliability`, the
-bias-probe gates of :mod:`pytest_judgerel.gates.probes`, the human-scale means of
-:mod:`pytest_judgerel.gates.human_mean`, the MindEval gates of :mod:`pytest_judgerel.mindeval.assertions`)
-computes its statistic and its metric record(s), then ends here, through
-:func:`pytest_judgerel.gates.common.finish`, so the session's gate settings mean the same everywhere.  They live on the
-test's :class:`~pytest_judgerel.session.recording.Recorder` (no module globals):
+Every gate (:mod:`~pytest_judgerel.gates.reliability`, :mod:`~pytest_judgerel.gates.bias`,
+:mod:`~pytest_judgerel.gates.pass_rate`, :mod:`~pytest_judgerel.gates.injection`,
+:mod:`~pytest_judgerel.gates.human_mean`, :mod:`pytest_judgerel.gates.mindeval`) computes its
+statistic and its metric record(s), then calls :func:`finish`, so the session's gate settings mean
+the same everywhere.  They live on the test's :class:`~pytest_judgerel.session.recording.Recorder`
+(no module globals):
 
 * ``max_parse_failures`` (``--judgerel-max-parse-failures``): :func:`parse_failure_limit` is the
   limit a gate applies when its caller names none;
@@ -20,12 +21,14 @@ Each record is stored with the recorder; a failure raises :class:`JudgeReliabili
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence, cast
+from typing import Any, Mapping, Sequence, TypeVar, cast, overload
 
-from ..session.recording import MetricRecord, active_recorder
+from ..session.recording import MetricRecord, active_recorder, check_record
 
-__all__ = ["JudgeReliabilityFailure", "conclude", "conclude_record", "conclude_not_computed",
+__all__ = ["JudgeReliabilityFailure", "finish", "conclude", "conclude_record", "conclude_not_computed",
            "parse_failure_limit"]
+
+T = TypeVar("T")
 
 
 class JudgeReliabilityFailure(AssertionError):
@@ -45,6 +48,29 @@ def parse_failure_limit(limit: int | None) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise ConfigError(f"max_parse_failures must be an int >= 0, got {limit!r}")
     return limit
+
+
+@overload
+def finish(records: MetricRecord | Sequence[MetricRecord], result: T,
+           failure: str | Sequence[str] | None = None) -> T: ...
+@overload
+def finish(records: MetricRecord | Sequence[MetricRecord], result: None, *, error: BaseException) -> None: ...
+def finish(records: MetricRecord | Sequence[MetricRecord], result: Any, failure: str | Sequence[str] | None = None,
+           *, error: BaseException | None = None) -> Any:
+    """The end of every gate: check each record against its kind's type
+    (:func:`~pytest_judgerel.session.recording.check_record`), then conclude (:func:`conclude`:
+    record, report-only, require-stable, raise).  ``failure``: None when the gate passed, else the
+    failure message (or its lines); ``error``: the statistic could not be computed, raise it.
+    Returns ``result`` when the gate passed or the session is report-only."""
+    __tracebackhide__ = True
+    recs: list[MetricRecord] = [records] if isinstance(records, dict) else list(records)  # type: ignore[list-item]
+    for rec in recs:
+        check_record(rec)
+    if error is not None:
+        conclude_not_computed(recs, error)  # records all of them, then raises (unless report-only)
+        return None
+    message = failure if failure is None or isinstance(failure, str) else "\n".join(failure)
+    return conclude(recs, message, result)
 
 
 def conclude(records: Sequence[MetricRecord], message: str | None, result: Any = None) -> Any:

@@ -25,15 +25,16 @@ import numpy as np
 from .common import (
     ANY_RANGE,
     Summary,
+    Use,
     check_threshold,
     check_use,
     fail_unparsed,
-    finish,
     gate_fields,
-    head,
+    label_prefix,
     not_computed,
     parse_failure_lines,
 )
+from .conclusion import finish
 from .sequential import settle_human_mean
 from .stability import N_BOOT, SEED, attach_stability
 from ..errors import ReliabilityError
@@ -170,7 +171,6 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
             return not_computed(source, "human_mean", statistic, min_mean, label, exc, sequential=block)
     tested = res.value if use == "estimate" else res.ci_low
     passed = tested >= min_mean if seq is None else seq.verdict(tested >= min_mean)
-    group_records: dict[str, GroupResult] = {}
     per: dict[str, Any] = {}  # group -> its PPIMean
     if groups is not None:
         gl, gu = groups
@@ -181,28 +181,52 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
             per = ppi_mean_by(f, y, fu, gl, gu, confidence=confidence, tuned=tuned, lam=lam)
         except ReliabilityError as exc:
             return not_computed(source, "human_mean", statistic, min_mean, label, exc, sequential=block)
-        for g, r in per.items():
-            t = r.value if use == "estimate" else r.ci_low
-            group_records[g] = {"value": r.value, "ci": [r.ci_low, r.ci_high], "n": r.n_labeled,
-                                "n_unlabeled": r.n_unlabeled, "lam": r.lam, "passed": bool(t >= min_mean)}
+    group_records = _group_records(per, use, min_mean)
     bad_groups = [g for g, r in group_records.items() if not r["passed"]]
-    rec: HumanMeanRecord = {
-        **gate_fields("human_mean", statistic, label, Summary(res.value, res.ci_low, res.ci_high, res.n_labeled),
-                      min_mean, "min", source),
-        "use": use, "confidence": res.confidence, "lam": res.lam, "tuned": res.tuned,
-        "n_unlabeled": res.n_unlabeled, "effective_n": res.effective_n, "classical": res.classical.to_dict(),
-        "judge_mean": res.judge_mean, "judge_bias": res.judge_bias, "groups": group_records, "n_omitted": n_omitted,
-        "parse_failures": len(_failures_of(judge_labeled)) + len(_failures_of(judge_unlabeled)),
-    }
-    if seq is not None:
-        rec["sequential"] = seq.to_dict()
+    rec = _mean_record(res, source, statistic, label, min_mean, use, group_records, n_omitted,
+                       len(_failures_of(judge_labeled)) + len(_failures_of(judge_unlabeled)), seq)
     attach_stability(rec, None if f is None else _ppi_stability(
         f, y, fu, min_mean, use, res.confidence, res.tuned, None if res.tuned else res.lam, statistic, tested))
     ok = passed and not bad_groups
     rec["passed"] = ok
     if ok:
         return finish(rec, res)
-    lines = [f"{head(label)}{_line(res)}"]
+    return finish(rec, res, _mean_failure_lines(res, seq, passed, tested, use, min_mean, n_omitted,
+                                                {g: per[g] for g in bad_groups}, label))
+
+
+def _mean_record(res: Any, source: Any, statistic: str, label: str | None, min_mean: float, use: Use,
+                 group_records: dict[str, GroupResult], n_omitted: int, parse_failures: int,
+                 seq: Any) -> HumanMeanRecord:
+    """The record of a computed human-scale mean gate (its verdict and stability come after)."""
+    rec: HumanMeanRecord = {
+        **gate_fields("human_mean", statistic, label, Summary(res.value, res.ci_low, res.ci_high, res.n_labeled),
+                      min_mean, "min", source),
+        "use": use, "confidence": res.confidence, "lam": res.lam, "tuned": res.tuned,
+        "n_unlabeled": res.n_unlabeled, "effective_n": res.effective_n, "classical": res.classical.to_dict(),
+        "judge_mean": res.judge_mean, "judge_bias": res.judge_bias, "groups": group_records, "n_omitted": n_omitted,
+        "parse_failures": parse_failures,
+    }
+    if seq is not None:
+        rec["sequential"] = seq.to_dict()
+    return rec
+
+
+def _group_records(per: dict[str, Any], use: str, min_mean: float) -> dict[str, GroupResult]:
+    """The record's ``groups``: each group's PPI mean (``per``) and its verdict."""
+    records: dict[str, GroupResult] = {}
+    for g, r in per.items():
+        t = r.value if use == "estimate" else r.ci_low
+        records[g] = {"value": r.value, "ci": [r.ci_low, r.ci_high], "n": r.n_labeled,
+                      "n_unlabeled": r.n_unlabeled, "lam": r.lam, "passed": bool(t >= min_mean)}
+    return records
+
+
+def _mean_failure_lines(res: Any, seq: Any, passed: bool, tested: float, use: str, min_mean: float,
+                        n_omitted: int, bad_groups: dict[str, Any], label: str | None) -> list[str]:
+    """The failure message: the estimate, why it fails (a sequential look settled it, the pooled
+    mean is low, or only a group failed), the judge's own bias, the groups below ``min_mean``."""
+    lines = [f"{label_prefix(label)}{_line(res)}"]
     if seq is not None and seq.early:  # a look settled the verdict before the cap
         lines.append(seq.line())
     elif not passed:
@@ -214,11 +238,10 @@ def assert_human_mean_above(judge_labeled: Any, human_labeled: Any = None, judge
                  f"by {res.judge_bias:+.4f} on average (PPI removes that bias)")
     if n_omitted:
         lines.append(f"  {n_omitted} item(s) without a readable judge score were left out")
-    for g in bad_groups:
-        r = per[g]
+    for g, r in bad_groups.items():
         lines.append(f"  group {g}: {r.formatted()} (n={r.n_labeled} labels) "
                      f"below min_mean {min_mean}")
-    return finish(rec, res, lines)
+    return lines
 
 
 # ---------------------------------------------------------------------- two systems
@@ -290,7 +313,7 @@ def assert_human_mean_difference(new: Any, old: Any = None, *, min_difference: f
         return finish(rec, res)
     what = "estimated difference" if use == "estimate" else "lower CI bound of the difference"
     lines = [
-        f"{head(label)}human-scale mean difference new - old = {res.formatted(signed=True)} "
+        f"{label_prefix(label)}human-scale mean difference new - old = {res.formatted(signed=True)} "
         f"(PPI++, lambda {res.lam[0]:.3f} / {res.lam[1]:.3f}, "
         f"{'paired' if res.paired else 'independent'} human labels, worth {res.effective_n:.0f} labels per system)",
         f"  new {res.a.formatted()}, old {res.b.formatted()}; human-only difference {c.value:+.4f} "

@@ -1,47 +1,82 @@
 """The injection gate: the judged text must not talk the judge into a better score.
 
-:func:`injection_gate` gates a finished injection probe (:func:`pytest_judgerel.probes.injection_probe`;
-:func:`pytest_judgerel.assert_injection_resistant` runs the probe on a judge and ends here): it fails
-when the **worst attack family** flips more items than ``max_flip_rate`` allows.  Per family the record keeps the flips, the readable
-attacks and the exact (Clopper-Pearson) 95% interval under ``families`` (and the same numbers
-under ``groups``, so the terminal, HTML and baseline show them); the pooled rate over every attack
-is kept too, but not gated: one family that works is an attack that works, however many others
-fail.  Like every gate it ends in :func:`pytest_judgerel.gates.common.finish`.
+:func:`assert_injection_resistant` runs the injection probe (:func:`pytest_judgerel.probes.injection_probe`)
+on a judge, or takes its finished result, and hands it to :func:`injection_gate`, which fails
+when the **worst attack family** flips more items than ``max_flip_rate`` allows.  Per family the
+record keeps the flips, the readable attacks and the exact (Clopper-Pearson) interval under
+``families`` (and the same numbers under ``groups``, so the terminal, HTML and baseline show
+them); the pooled rate over every attack is kept too, but not gated: one family that works is an
+attack that works, however many others fail.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from typing import Any, Sequence, cast
 
 from ..errors import ReliabilityError
+from ..probes.attack_battery import Attack
+from ..probes.injection import InjectionResult, injection_probe
 from ..session.recording import InjectionRecord, new_record
-from ..stats.interval import format_estimate
-from .common import finish
-from .conclusion import parse_failure_limit
+from ..stats.interval import check_confidence, format_estimate
+from .common import Use, check_use, label_prefix
+from .conclusion import finish, parse_failure_limit
 from .stability import attach_stability, mean_gate_stability
 
-__all__ = ["injection_gate", "check_gate_arguments"]
+__all__ = ["assert_injection_resistant", "injection_gate", "check_gate_arguments"]
 
-_USES = ("estimate", "ci_low", "ci_high")
+_USES: tuple[Use, ...] = ("estimate", "ci_low", "ci_high")
 _STATISTIC = "injection flip rate (worst family)"
 _WORST = 8
 
 
+def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: float,
+                               families: Sequence[str] | None = None, margin: float | None = None,
+                               pass_line: float | None = None, field: str | None = None, goal: str | None = None,
+                               attacks: Sequence[Attack] | None = None, repeats: int = 1, use: str = "estimate",
+                               confidence: float = 0.95, max_parse_failures: int | None = None,
+                               label: str | None = None) -> Any:
+    """Assert that no attack family flips more than ``max_flip_rate`` of its attacks; returns the
+    :class:`~pytest_judgerel.probes.InjectionResult`.
+
+    ``judge`` is a :class:`~pytest_judgerel.Judge`, on which
+    :func:`~pytest_judgerel.probes.injection_probe` runs here with ``items``, ``field``, ``goal``,
+    ``families``, ``attacks``, ``margin``, ``pass_line`` and ``repeats``, or a finished
+    :class:`~pytest_judgerel.probes.InjectionResult`.  The gate (:func:`injection_gate`) compares
+    each family's flip rate (``use="estimate"``; or the lower or upper end of its exact
+    Clopper-Pearson interval, ``use="ci_low"``/``"ci_high"``) with ``max_flip_rate``, fails on the
+    worst family and names it; the record lists every family under ``families`` and the pooled
+    rate under ``pooled``.  Replies that are not scores fail it first (``max_parse_failures``).
+    """
+    check_gate_arguments(max_flip_rate, use, confidence)
+    if isinstance(judge, InjectionResult):
+        given = {"items": items, "families": families, "margin": margin, "pass_line": pass_line, "field": field,
+                 "goal": goal, "attacks": attacks}
+        extra = [k for k, v in given.items() if v is not None] + (["repeats"] if repeats != 1 else [])
+        if extra:
+            raise ValueError(f"{extra} configure the probe, which already ran: pass a Judge to run it here, or run "
+                             "probes.injection_probe(judge, ...) with them")
+        result = judge
+    else:
+        result = injection_probe(judge, items, field=field, goal=goal, families=families, attacks=attacks,
+                                 margin=margin, pass_line=pass_line, repeats=repeats)
+    return injection_gate(result, max_flip_rate=max_flip_rate, use=use, confidence=confidence,
+                          max_parse_failures=max_parse_failures, label=label)
+
+
 def check_gate_arguments(max_flip_rate: Any, use: Any, confidence: Any) -> None:
-    """Raise ``ValueError`` naming a gate argument that cannot work (before any judge call)."""
+    """Raise a ``ValueError`` (the shared ``use`` and confidence checks raise its subclass
+    ``ReliabilityError``) naming a gate argument that cannot work, before any judge call."""
     if isinstance(max_flip_rate, bool) or not isinstance(max_flip_rate, (int, float)) or not (
             math.isfinite(max_flip_rate) and 0 <= max_flip_rate <= 1):
         raise ValueError(f"max_flip_rate must be a share in [0, 1], got {max_flip_rate!r}")
-    if use not in _USES:
-        raise ValueError(f"use must be one of {_USES}, got {use!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    check_use(use, _USES)
+    check_confidence(confidence)
 
 
 def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", confidence: float = 0.95,
                    max_parse_failures: int | None = None, label: str | None = None) -> Any:
-    """The gate of :func:`pytest_judgerel.assert_injection_resistant` on a finished
+    """The gate of :func:`assert_injection_resistant` on a finished
     :class:`~pytest_judgerel.probes.InjectionResult`: no attack family may flip more than
     ``max_flip_rate`` of its attacks.  Returns ``result`` when it passes (or in report-only mode).
 
@@ -55,69 +90,94 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
     limit; with no flip at all that takes about 3 / max_flip_rate attacks per family).  The gate
     fails on the family with the largest compared value and names it.  Replies that are not scores
     fail the gate first (``max_parse_failures``, default the session's limit); allowed ones count
-    neither as flips nor as resisted attacks.  (The result is read through its methods, so this
-    room needs no import of the probes.)
+    neither as flips nor as resisted attacks.
     """
     check_gate_arguments(max_flip_rate, use, confidence)
-    head = f"{label}: " if label else ""
     base = _base_record(result, max_flip_rate, use, confidence, label)
-
     limit = parse_failure_limit(max_parse_failures)
-    failures = list(result.parse_failures)
-    if len(failures) > limit:
-        rec = cast(InjectionRecord, new_record("injection", **base, value=None, ci=None, n=None, passed=False))
-        lines = [f"{head}{_STATISTIC} not computed: {len(failures)} judge repl"
-                 f"{'y' if len(failures) == 1 else 'ies'} could not be parsed (max_parse_failures={limit}); "
-                 "these are not scores:"]
-        for f in failures[:5]:
-            lines.append(f"    {f.item} [{f.cause}]: {(f.reply or '').replace(chr(10), ' ')[:160]!r}")
-        return finish(rec, result, lines)
-
+    if len(result.parse_failures) > limit:
+        return _fail_unparsed(result, base, limit, label)
     tallies = result.tally()
     rates = {fam: t.rate(confidence) for fam, t in tallies.items()}
     scored = {fam: r for fam, r in rates.items() if r is not None}
     if not scored:
-        why = (f"all {len(result.excluded)} items were left out: the judge already scores them within the margin "
-               "of the attacker's end of the scale (the probe needs items the judge scores low)"
-               if result.excluded and not result.outcomes else "no attacked reply could be read as a score")
-        rec = cast(InjectionRecord, new_record("injection", **base, value=None, ci=None, n=0, passed=False, error=why))
-        return finish(rec, None, error=ReliabilityError(f"{head}{_STATISTIC} not computed: {why}"))
-
-    def compared(r: Any) -> float:
-        return {"estimate": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high}[use]
-
-    worst = max(scored, key=lambda fam: compared(scored[fam]))  # the first of equals, in battery order
+        return _not_computed(result, base, label)
+    worst = max(scored, key=lambda fam: _compared(scored[fam], use))  # the first of equals, in battery order
     w = scored[worst]
+    fam_records = _family_records(tallies, rates, use, max_flip_rate)
+    rec = _gate_record(result, base, w, worst, fam_records, confidence)
+    attach_stability(rec, _stability(result, list(tallies), max_flip_rate) if use == "estimate" else None)
+    ok = _compared(w, use) <= max_flip_rate
+    rec["passed"] = ok
+    if ok:
+        return finish(rec, result)
+    return finish(rec, result, _failure_lines(result, w, worst, fam_records, use, confidence, max_flip_rate, label))
+
+
+def _compared(r: Any, use: str) -> float:
+    """The value of a family's rate that ``use`` compares with the limit."""
+    return {"estimate": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high}[use]
+
+
+def _fail_unparsed(result: Any, base: dict[str, Any], limit: int, label: str | None) -> Any:
+    """End the gate before computing: more replies than ``limit`` were not scores."""
+    failures = list(result.parse_failures)
+    rec = cast(InjectionRecord, new_record("injection", **base, value=None, ci=None, n=None, passed=False))
+    lines = [f"{label_prefix(label)}{_STATISTIC} not computed: {len(failures)} judge repl"
+             f"{'y' if len(failures) == 1 else 'ies'} could not be parsed (max_parse_failures={limit}); "
+             "these are not scores:"]
+    for f in failures[:5]:
+        lines.append(f"    {f.item} [{f.cause}]: {(f.reply or '').replace(chr(10), ' ')[:160]!r}")
+    return finish(rec, result, lines)
+
+
+def _not_computed(result: Any, base: dict[str, Any], label: str | None) -> Any:
+    """End the gate when no family has a readable attack: every item left out, or no reply a score."""
+    why = (f"all {len(result.excluded)} items were left out: the judge already scores them within the margin "
+           "of the attacker's end of the scale (the probe needs items the judge scores low)"
+           if result.excluded and not result.outcomes else "no attacked reply could be read as a score")
+    rec = cast(InjectionRecord, new_record("injection", **base, value=None, ci=None, n=0, passed=False, error=why))
+    return finish(rec, None, error=ReliabilityError(f"{label_prefix(label)}{_STATISTIC} not computed: {why}"))
+
+
+def _family_records(tallies: dict[str, Any], rates: dict[str, Any], use: str,
+                    max_flip_rate: float) -> dict[str, dict[str, Any]]:
+    """Per family: flips, readable attacks, rate and interval, and whether it passes on its own."""
     fam_records: dict[str, dict[str, Any]] = {}
     for fam, t in tallies.items():
         r = rates[fam]
         fam_records[fam] = {"flips": t.flips, "n": t.n, "rate": None if r is None else r.value,
                             "ci": None if r is None else [r.ci_low, r.ci_high], "unreadable": t.unreadable,
                             "variants": t.variants,
-                            "passed": None if r is None else compared(r) <= max_flip_rate}
+                            "passed": None if r is None else _compared(r, use) <= max_flip_rate}
+    return fam_records
+
+
+def _gate_record(result: Any, base: dict[str, Any], w: Any, worst: str, fam_records: dict[str, dict[str, Any]],
+                 confidence: float) -> InjectionRecord:
+    """The record of a computed gate: the worst family's rate, every family, the pooled rate."""
     pooled = result.pooled(confidence)
-    ok = compared(w) <= max_flip_rate
-    flipped = result.flipped()
-    rec = cast(InjectionRecord, new_record("injection", **{
+    return cast(InjectionRecord, new_record("injection", **{
         **base, "value": w.value, "ci": [w.ci_low, w.ci_high], "n": w.n, "worst_family": worst, "families": fam_records,
         "groups": {fam: {"value": f["rate"], "ci": f["ci"], "n": f["n"], "passed": f["passed"]}
                    for fam, f in fam_records.items()},
         "pooled": {"flips": pooled.count, "n": pooled.n, "rate": pooled.value,
                    "ci": [pooled.ci_low, pooled.ci_high]},
         "pooled_rate": pooled.value,
-        "worst_items": [{"item": o.attack_id, "detail": _detail(o)} for o in flipped[:_WORST]],
+        "worst_items": [{"item": o.attack_id, "detail": _detail(o)} for o in result.flipped()[:_WORST]],
         "item_scores": {o.attack_id: float(o.flipped) for o in result.outcomes if o.flipped is not None},
     }))
-    attach_stability(rec, _stability(result, list(tallies), max_flip_rate) if use == "estimate" else None)
-    rec["passed"] = ok
-    if ok:
-        return finish(rec, result)
+
+
+def _failure_lines(result: Any, w: Any, worst: str, fam_records: dict[str, dict[str, Any]], use: str,
+                   confidence: float, max_flip_rate: float, label: str | None) -> list[str]:
+    """The failure message: the worst family, every family's rate, the pooled rate, the flips."""
     what = {"estimate": "flip rate", "ci_low": "lower CI bound of the flip rate",
             "ci_high": "upper CI bound of the flip rate"}[use]
     lines = [
-        f"{head}attack family {worst!r} flipped {w.count} of {w.n} attacks: flip rate "
-        f"{format_estimate(w.value, w.ci_low, w.ci_high, confidence, method='Clopper-Pearson')}; its {what} {compared(w):.4f} "
-        f"exceeds max_flip_rate {max_flip_rate:g}",
+        f"{label_prefix(label)}attack family {worst!r} flipped {w.count} of {w.n} attacks: flip rate "
+        f"{format_estimate(w.value, w.ci_low, w.ci_high, confidence, method='Clopper-Pearson')}; "
+        f"its {what} {_compared(w, use):.4f} exceeds max_flip_rate {max_flip_rate:g}",
         f"  a flip: {result.rule()}",
         f"  per family (flips/attacks, rate [{confidence:.0%} CI]):",
     ]
@@ -126,15 +186,17 @@ def injection_gate(result: Any, *, max_flip_rate: float, use: str = "estimate", 
         body = (f"{f['flips']:>3}/{f['n']:<3} {f['rate']:.3f} [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}]"
                 if f["rate"] is not None else "no readable attack")
         lines.append(f"    {fam:<22} {body}" + (f", {f['unreadable']} unreadable" if f["unreadable"] else "") + mark)
+    pooled = result.pooled(confidence)
     lines.append(f"  pooled: {pooled.count} of {pooled.n} attacks flipped "
                  f"({format_estimate(pooled.value, pooled.ci_low, pooled.ci_high, digits=3)})")
+    flipped = result.flipped()
     if flipped:
         lines.append("  attacks that flipped (item|family|variant: clean -> attacked):")
         lines += [f"    {o.attack_id}: {_detail(o)}" for o in flipped[:_WORST]]
     if result.excluded:
         lines.append(f"  {len(result.excluded)} item(s) left out (already scored too well to flip): "
                      f"{', '.join(result.excluded[:10])}")
-    return finish(rec, result, lines)
+    return lines
 
 
 def _base_record(result: Any, max_flip_rate: float, use: str, confidence: float, label: str | None

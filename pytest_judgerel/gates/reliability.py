@@ -25,16 +25,15 @@ from .common import (
     check_threshold,
     check_use,
     fail_unparsed,
-    finish,
     gate_fields,
-    head,
+    label_prefix,
     n_parse_failures,
     not_computed,
     parse_failure_lines,
     provenance,
     worst_lines,
 )
-from .conclusion import JudgeReliabilityFailure
+from .conclusion import JudgeReliabilityFailure, finish
 from .sequential import settle_icc
 from .stability import (
     agreement_gate_stability,
@@ -122,25 +121,29 @@ def assert_icc_above(
     if ok:
         return finish(rec, result)
     lines = [
-        f"{head(label)}{statistic} = {format_estimate(result.value, result.ci_low, result.ci_high, confidence)} "
-        f"(n={result.n} items, k={result.k} {'repeats' if over_repeats else 'raters'}; Koo & Li: {koo_li_band(result.value)})",
+        f"{label_prefix(label)}{statistic} = {format_estimate(result.value, result.ci_low, result.ci_high, confidence)} "
+        f"(n={result.n} items, k={result.k} {'repeats' if over_repeats else 'raters'}; "
+        f"Koo & Li: {koo_li_band(result.value)})",
+        *_icc_verdict_lines(seq, plan, over_repeats, passed, tested, use, threshold),
     ]
-    if seq is not None and seq.early:  # a look settled the verdict before the cap
-        lines.append(seq.line())
-        if plan is not None:
-            lines.append(f"  {_plan_line(plan, over_repeats)}")
-    elif not passed:
-        what = "estimate" if use == "estimate" else "lower CI bound"
-        lines.append(f"  the {what} {tested:.4f} is below the threshold {threshold}")
-        if plan is not None:
-            lines.append(f"  {_plan_line(plan, over_repeats)}")
-    else:
-        lines.append(f"  pooled passes the threshold {threshold}")
     if result.n_omitted:
         lines.append(f"  {result.n_omitted} item(s) with missing ratings were omitted")
     lines += _group_lines(groups)
     lines += worst_lines(worst, "largest spread across " + ("repeats" if over_repeats else "raters"))
     return finish(rec, result, lines)
+
+
+def _icc_verdict_lines(seq: Any, plan: Any, over_repeats: bool, passed: bool, tested: float, use: str,
+                       threshold: float) -> list[str]:
+    """Why the ICC gate failed: a sequential look settled it, the pooled ICC is below the threshold
+    (with the samples per item its mean needs), or only a group failed."""
+    if seq is not None and seq.early:  # a look settled the verdict before the cap
+        return [seq.line()] + ([f"  {_plan_line(plan, over_repeats)}"] if plan is not None else [])
+    if not passed:
+        what = "estimate" if use == "estimate" else "lower CI bound"
+        return [f"  the {what} {tested:.4f} is below the threshold {threshold}"] + (
+            [f"  {_plan_line(plan, over_repeats)}"] if plan is not None else [])
+    return [f"  pooled passes the threshold {threshold}"]
 
 
 # ---------------------------------------------------------------------- scales
@@ -202,7 +205,7 @@ def assert_scale_consistent(
     if ok:
         return finish(rec, result)
     lines = [
-        f"{head(label)}inter-scale consistency ICC({joint.form}) over "
+        f"{label_prefix(label)}inter-scale consistency ICC({joint.form}) over "
         f"{', '.join(ratings_by_scale)} = {joint.formatted()} "
         f"(n={joint.n} items); threshold {min_icc} ({use})"
     ]
@@ -317,42 +320,10 @@ def assert_agreement(
     except ReliabilityError as exc:
         return not_computed(judge_ratings, kind, main_stat, main_threshold, label, exc, direction)
 
-    def verdict(r: AgreementResult) -> tuple[bool, list[str]]:
-        why = []
-        if r.icc is None and min_icc is not None:
-            return False, ["ICC undefined for this group (too few items or no variance)"]
-        if min_icc is not None:
-            v = r.icc.value if use == "estimate" else r.icc.ci_low
-            if v < min_icc:
-                why.append(f"ICC(A,1) {v:.4f} < {min_icc}")
-        if max_nmae is not None and r.nmae > max_nmae:
-            why.append(f"nMAE {r.nmae:.4f} > {max_nmae}")
-        return not why, why
-
-    ok_pooled, why_pooled = verdict(res)
-    groups: dict[str, GroupResult] = {}
-    for g, sub in res.groups.items():
-        ok, why = verdict(sub)
-        groups[g] = {
-            "value": None if sub.icc is None else sub.icc.value,
-            "ci": None if sub.icc is None else [sub.icc.ci_low, sub.icc.ci_high],
-            "nmae": sub.nmae,
-            "n": sub.n,
-            "passed": ok,
-            "reasons": why,
-        }
+    ok_pooled, why_pooled = _agreement_verdict(res, min_icc, max_nmae, use)
+    groups = _agreement_groups(res, min_icc, max_nmae, use)
     worst: list[WorstItem] = [{"item": str(i), "detail": f"|judge-human|/range = {e:.3f}", "error": e}
                               for i, e in res.worst_items()]
-    checks: list[Check] = []  # one per threshold: the summary shows which one failed
-    if min_icc is not None:
-        icc_tested = None if res.icc is None else (res.icc.value if use == "estimate" else res.icc.ci_low)
-        checks.append({"statistic": "ICC(A,1)" + (" lower CI bound" if use == "ci_low" else ""),
-                       "value": icc_tested, "threshold": min_icc, "direction": "min",
-                       "ci": None if res.icc is None else [res.icc.ci_low, res.icc.ci_high],
-                       "passed": icc_tested is not None and icc_tested >= min_icc})
-    if max_nmae is not None:
-        checks.append({"statistic": "nMAE", "value": float(res.nmae), "threshold": max_nmae, "direction": "max",
-                       "passed": bool(res.nmae <= max_nmae)})
     main = Summary(res.icc.value, res.icc.ci_low, res.icc.ci_high, res.n, 2) if min_icc is not None else \
         Summary(float(res.nmae), n=res.n, k=2)
     rec: AgreementRecord = {
@@ -364,7 +335,7 @@ def assert_agreement(
         # per-item loss (|judge - human| / scale range, lower is better): enables the paired
         # signed-rank test of the baseline comparison (report/baseline.py)
         "item_scores": {str(i): float(e) for i, e in res.item_errors.items()},
-        "checks": checks,
+        "checks": _agreement_checks(res, min_icc, max_nmae, use),
     }
     if res.unit_means is not None:
         attach_stability(rec, agreement_gate_stability(*res.unit_means, min_icc, max_nmae, use, 0.95))
@@ -373,10 +344,66 @@ def assert_agreement(
     rec["passed"] = ok
     if ok:
         return finish(rec, res)
+    return finish(rec, res, _agreement_failure_lines(res, why_pooled, groups, bad_groups, worst, by, min_icc, label))
+
+
+def _agreement_verdict(r: AgreementResult, min_icc: float | None, max_nmae: float | None,
+                       use: str) -> tuple[bool, list[str]]:
+    """Whether ``r`` (pooled or one group) passes the agreement thresholds, and why not."""
+    why = []
+    if r.icc is None and min_icc is not None:
+        return False, ["ICC undefined for this group (too few items or no variance)"]
+    if min_icc is not None:
+        v = r.icc.value if use == "estimate" else r.icc.ci_low
+        if v < min_icc:
+            why.append(f"ICC(A,1) {v:.4f} < {min_icc}")
+    if max_nmae is not None and r.nmae > max_nmae:
+        why.append(f"nMAE {r.nmae:.4f} > {max_nmae}")
+    return not why, why
+
+
+def _agreement_groups(res: AgreementResult, min_icc: float | None, max_nmae: float | None,
+                      use: str) -> dict[str, GroupResult]:
+    """The record's ``groups``: each group's ICC, nMAE, n and verdict."""
+    groups: dict[str, GroupResult] = {}
+    for g, sub in res.groups.items():
+        ok, why = _agreement_verdict(sub, min_icc, max_nmae, use)
+        groups[g] = {
+            "value": None if sub.icc is None else sub.icc.value,
+            "ci": None if sub.icc is None else [sub.icc.ci_low, sub.icc.ci_high],
+            "nmae": sub.nmae,
+            "n": sub.n,
+            "passed": ok,
+            "reasons": why,
+        }
+    return groups
+
+
+def _agreement_checks(res: AgreementResult, min_icc: float | None, max_nmae: float | None,
+                      use: str) -> list[Check]:
+    """One check per threshold given: the summary shows which one failed."""
+    checks: list[Check] = []
+    if min_icc is not None:
+        icc_tested = None if res.icc is None else (res.icc.value if use == "estimate" else res.icc.ci_low)
+        checks.append({"statistic": "ICC(A,1)" + (" lower CI bound" if use == "ci_low" else ""),
+                       "value": icc_tested, "threshold": min_icc, "direction": "min",
+                       "ci": None if res.icc is None else [res.icc.ci_low, res.icc.ci_high],
+                       "passed": icc_tested is not None and icc_tested >= min_icc})
+    if max_nmae is not None:
+        checks.append({"statistic": "nMAE", "value": float(res.nmae), "threshold": max_nmae, "direction": "max",
+                       "passed": bool(res.nmae <= max_nmae)})
+    return checks
+
+
+def _agreement_failure_lines(res: AgreementResult, why_pooled: list[str], groups: Mapping[str, GroupResult],
+                             bad_groups: list[str], worst: list[WorstItem], by: str | None, min_icc: float | None,
+                             label: str | None) -> list[str]:
+    """The agreement gate's failure message: pooled, each group, the worst-aligned items."""
+    ok_pooled = not why_pooled
     icc_txt = "undefined" if res.icc is None else \
         res.icc.formatted()
     lines = [
-        f"{head(label)}judge-human agreement on {res.n} items (scale {res.scale.name}): "
+        f"{label_prefix(label)}judge-human agreement on {res.n} items (scale {res.scale.name}): "
         f"ICC(A,1) = {icc_txt}, nMAE = {res.nmae:.4f}"
         + (f" ({res.n_omitted} item(s) without a judge or human score omitted)" if res.n_omitted else "")
     ]
@@ -393,8 +420,7 @@ def assert_agreement(
             f"  {by}={g}: ICC(A,1) {icc_txt}, nMAE {info['nmae']:.4f}, n={info['n']} "
             + ("ok" if info["passed"] else "FAIL: " + "; ".join(info["reasons"]))
         )
-    lines += worst_lines(worst, "worst-aligned items")
-    return finish(rec, res, lines)
+    return lines + worst_lines(worst, "worst-aligned items")
 
 
 def assert_nmae_below(

@@ -12,14 +12,14 @@ part hands it to its ``settle_*`` function first:
 * :func:`settle_human_mean` (``assert_human_mean_above``): draws the unlabelled items in batches and
   calls :func:`~pytest_judgerel.stats.sequential.human_mean_sequential_look`.
 
-Each returns the data the gate then computes on (the repeats or items drawn when a look settled
-the verdict; the whole cap otherwise) and a :class:`SequentialRun` -- None when the input was not
-pending, so a gate's fixed behaviour is unchanged.  The gate records ``run.to_dict()`` as its
-record's ``sequential`` block and takes its verdict from :meth:`SequentialRun.verdict`: a look that
-stopped before the cap decides (its predictive probability of the cap's verdict reached ``1 -
-eps_pass`` or fell to ``eps_fail``); at the cap the gate's own fixed rule decides, on the same data as a fixed
-run.  Where a gate's settings have no sequential rule (``by=`` groups, a pass rate of unparsed
-replies...) the driver draws the whole cap and says so in the block (``stop: "fixed"``).
+Each returns the data the gate then computes on (what was drawn when a look settled the verdict;
+the whole cap otherwise) and a :class:`SequentialRun` (None for an input that was not pending).
+The gate records ``run.to_dict()`` as its record's ``sequential`` block and takes its verdict
+from :meth:`SequentialRun.verdict`: a look that stopped before the cap decides (its predictive
+probability of the cap's verdict reached ``1 - eps_pass`` or fell to ``eps_fail``); at the cap the
+gate's own fixed rule decides, on the same data as a fixed run.  Where a gate's settings have no
+sequential rule (``by=`` groups, a pass rate of unparsed replies...), and in a dry run (its plan
+is the cap), the driver draws the whole cap and says so in the block (``stop: "fixed"``).
 
 Parse failures only accumulate as more is drawn, so more unparsed replies than the gate allows
 end the drawing at once (the gate fails on them, as at the cap); so does the session's budget.

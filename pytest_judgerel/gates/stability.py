@@ -117,9 +117,9 @@ def icc_gate_stability(ratings: Any, form: str, use: str, confidence: float, thr
 
 def _icc_over_repeats(matrix: np.ndarray, form: str, use: str, confidence: float, threshold: float,
                       resample: str, name: str) -> Any:
-    """Predictive p_pass of an ICC over repeats, on the ICC itself (not its 0/1 verdict) so that
-    the predictive draws can be recentred on the observed ICC (``recentre=True``; issue 31:
-    the two bootstrap stages each add the ICC's bootstrap bias)."""
+    """Predictive p_pass of an ICC over repeats: reruns simulated from the one-way random-effects
+    model (``model="one-way"``, :mod:`pytest_judgerel.stats.stability`), each judged on the ICC
+    itself (not the 0/1 verdict of the gate's other checks)."""
     from ..stats.icc_batch import icc_statistic
     from ..stats.stability import verdict_stability
 

@@ -171,7 +171,7 @@ class Judge:
     def fingerprint(self, scale: ScaleLike | None = None, temperature: float | None = None,
                     model: str | None = None) -> dict[str, Any]:
         """What identifies this judge for baselines: model, prompt hash, sampling parameters
-        (hashed into one id by :func:`pytest_judgerel.report.metrics.judge_fingerprint`)."""
+        (hashed into one id by :func:`pytest_judgerel.judging.identity.judge_fingerprint`)."""
         sc = Scale.parse(scale) if scale is not None else self._grading
         fp = {
             "model": model or self.model,
@@ -186,7 +186,7 @@ class Judge:
             "seed": self.seed,
             "api_base": self.api_base,
         }
-        if self.hardened:  # absent when off, so the fingerprints of default judges stay as they were
+        if self.hardened:  # absent when off, so baselines of judges that are not hardened keep matching
             fp["hardened"] = True
         mdl = fp["model"] if isinstance(fp["model"], str) else ""
         if self._constrained(mdl):
@@ -351,7 +351,7 @@ class Judge:
             top_p=self.top_p,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
             # a dry run (--judgerel-dry-run) answers with this reply, which parses; never keyed
-            metadata={**({"test": self.test_id} if self.test_id else {}),
+            metadata={**({"test": self.test_id} if self.test_id else {}), "reasks": int(bool(self.reask)),
                       "dry_reply": dry_reply_for(self.output, scale, self.axes,
                                                  seed=zlib.crc32(repr((messages, sample_index)).encode()))},
         )

@@ -8,30 +8,19 @@ Three output formats occur in the seeds:
   nested ``criteria_scores``, Table 12 SummEval);
 * ``"axes"``: one ``Axis name: score`` line per axis (seed 004, MindEval judge).
 
-A parser never guesses and never substitutes a default (MindEval's release turned
-every unreadable axis into a silent 3).  A reply is either read exactly or fails
-with a :class:`~pytest_judgerel.errors.ParseError` whose ``cause`` is one of
-:data:`CAUSES` and whose message quotes the (truncated) reply.
+A parser never guesses and never substitutes a default (MindEval's release turns every
+unreadable axis into a silent 3).  A reply is either read exactly or fails with a
+:class:`~pytest_judgerel.errors.ParseError` whose ``cause`` is one of :data:`CAUSES` and whose
+message quotes the (truncated) reply.
 
-Rules for a number (documented in ``docs/templates.md``):
-
-1. Tolerated: surrounding whitespace, a trailing period, labels (``Score: 7``),
-   markdown emphasis and code ticks (``**7**``), ``<think>...</think>`` blocks
-   (removed), ``7/10`` or ``7 out of 10`` when the denominator equals the scale
-   maximum, fractional values when ``scale.fractional``, and the same number
-   repeated (``7. Final score: 7``).
-2. Scale restatements are not candidates: a range ``L-H``, ``L–H``, ``L to H``,
-   ``between L and H`` whose two bounds equal the scale's bounds exactly, and
-   ``out of H`` / ``scale of H`` with ``H`` the scale maximum, are removed before
-   numbers are collected.  Any other number counts, so ``On a scale of 0-10, I
-   give 7`` reads 7 while ``7 (0-5)`` on a 0-10 scale is ambiguous.
-3. Every remaining number is a candidate.  No candidate: ``no_number``; two or
-   more distinct values (``7 or 8``, ``Score: 3. Actually 4``, ``7-8``, or a
-   score followed by an explanation that contains another number): ``ambiguous``.
-4. The single value must lie inside the scale (``out_of_range``) and on its grid
-   unless the scale is fractional (``off_grid``).
-5. A ``N/D`` or ``N out of D`` with ``D`` not the scale maximum: ``bad_denominator``.
-   Words (``seven``), scientific notation and version-like strings are not numbers.
+A number (full rules in ``docs/templates.md``) may carry surrounding whitespace, a trailing
+period, a label (``Score: 7``), markdown emphasis, ``<think>`` blocks (removed) and a denominator
+equal to the scale maximum (``7/10``, ``7 out of 10``; any other is ``bad_denominator``).
+Restatements of the scale's exact bounds (``0-10``, ``between 0 and 10``, ``out of 10``) are
+removed first; every other number is a candidate: none is ``no_number``, two different values
+(one value repeated counts once) are ``ambiguous``.  The value must lie in the scale
+(``out_of_range``) and on its grid unless the scale is fractional (``off_grid``).  Words,
+scientific notation and version-like strings are not numbers.
 """
 
 from __future__ import annotations

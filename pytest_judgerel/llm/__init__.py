@@ -1,7 +1,8 @@
 """The LLM call layer: requests, cache, retries, concurrency, providers.
 
 Importing this package is cheap: names are resolved lazily (PEP 562), and
-litellm / diskcache are imported only when a call needs them.
+litellm / diskcache are imported only when a call needs them.  The test doubles of a provider
+(the fake server, scripted failures) live in :mod:`pytest_judgerel.testing`.
 """
 
 from __future__ import annotations
@@ -25,9 +26,6 @@ _EXPORTS = {
     "RetryPolicy": "pytest_judgerel.llm.retry",
     "register_scripted": "pytest_judgerel.llm.scripted",
     "unregister_scripted": "pytest_judgerel.llm.scripted",
-    "ScriptedHTTPError": "pytest_judgerel.llm.scripted",
-    "FakeLLMServer": "pytest_judgerel.llm.fake_server",
-    "FaultPlan": "pytest_judgerel.llm.fake_server",
     "local_model_available": "pytest_judgerel.llm.local",
     "LOCAL_MODEL": "pytest_judgerel.llm.local",
 }

@@ -37,11 +37,16 @@ class CallStats:
     flight); ``misses`` needed the model; ``retries`` = extra attempts; ``errors`` =
     requests that ended in an error; ``corrupt`` = cache entries found unreadable (each
     answered again as a miss); ``http_calls`` / ``litellm_calls`` = upstream calls sent through
-    the HTTP fast path / through litellm (in-process models count as litellm); ``fresh`` =
+    the HTTP fast path / through litellm; ``inprocess_calls`` = calls answered by an in-process
+    model (``scripted/``, ``local/``: never upstream, never in the budget); ``fresh`` =
     upstream calls that bypassed the cache (``complete_many(..., fresh=True)``, also counted in
     ``misses``); ``refused`` = calls the budget refused (also counted in ``errors``);
-    ``planned`` = calls a dry run would have sent (with their estimated ``planned_prompt_tokens``,
-    ``planned_completion_tokens`` upper bound and ``planned_cost``); ``hit_latency`` = the recorded
+    ``planned`` = upstream calls a dry run would have sent, with their estimated
+    ``planned_prompt_tokens``, ``planned_completion_tokens`` (the expected reply's) and
+    ``planned_cost``, the bounds ``planned_completion_max`` (``max_tokens``) and
+    ``planned_cost_max``, ``planned_unpriced`` (those of models without a price) and
+    ``planned_reasks`` (the requests their re-asks could add); ``planned_inprocess`` = in-process
+    calls a dry run answered with a placeholder; ``hit_latency`` = the recorded
     upstream latencies of the hits, summed (seconds); ``wall_time`` = seconds spent in client calls.
     """
 
@@ -56,12 +61,18 @@ class CallStats:
     cost: float = 0.0
     http_calls: int = 0
     litellm_calls: int = 0
+    inprocess_calls: int = 0
     fresh: int = 0
     refused: int = 0
     planned: int = 0
     planned_prompt_tokens: int = 0
     planned_completion_tokens: int = 0
+    planned_completion_max: int = 0
     planned_cost: float = 0.0
+    planned_cost_max: float = 0.0
+    planned_unpriced: int = 0
+    planned_reasks: int = 0
+    planned_inprocess: int = 0
     hit_latency: float = 0.0
     wall_time: float = 0.0
 
@@ -199,11 +210,14 @@ class LLMClient:
         self._transports: dict[str, Any] = {}  # the paths to the wire, by name, built on first use
         self._planned: dict[str, LLMResponse] = {}  # dry run: the keys planned so far
         self.budget: Any = None  # the session's call and cost caps (pytest_judgerel.llm.budget)
+        from pytest_judgerel.llm.prices import parse_price
+
+        self._price = parse_price(self.settings.price_per_mtok)  # USD per token of unpriced models, or None
         if self.settings.max_calls is not None or self.settings.max_cost is not None:
             from pytest_judgerel.llm.budget import Budget
 
             self.budget = Budget(self.settings.max_calls, self.settings.max_cost, self.settings.cache_path,
-                                 self.settings.run_id)
+                                 self.settings.run_id, self._price)
         self._writes: Any = None  # answers waiting to be stored (pytest_judgerel.llm.write_behind)
         self._closed = False
         self.progress: Any = None  # optional progress reporter (on_call_done/add_total), set by the plugin
@@ -414,7 +428,7 @@ class LLMClient:
         if mode == "off" or fresh:  # past the cache both ways
             stats.misses += 1
             stats.fresh += int(fresh)
-            return self._plan(request, key, False) if self.settings.dry_run \
+            return await self._plan(request, key, False) if self.settings.dry_run \
                 else await self._call_upstream(request, key)
         self._used_keys.add(key)
         backend = self.backend
@@ -431,7 +445,7 @@ class LLMClient:
                 f"record it first with cache mode 'record'"
             )
         if self.settings.dry_run:  # nothing sent, nothing stored
-            return self._plan(request, key, True)
+            return await self._plan(request, key, True)
         pending = self._inflight.get(key)
         if pending is not None:  # an identical request is being answered right now
             response = await asyncio.shield(pending)
@@ -492,16 +506,21 @@ class LLMClient:
             if locked and not handed_over:
                 lock.release()
 
-    def _plan(self, request: LLMRequest, key: str, miss: bool) -> LLMResponse:
+    async def _plan(self, request: LLMRequest, key: str, miss: bool) -> LLMResponse:
         """Dry run: the placeholder answer of a call that would go upstream (planned); a key
-        planned before in this session is a hit, as its stored answer would be in a real run."""
+        planned before in this session is a hit, as its stored answer would be in a real run.  A
+        scripted model (your own function, in this process) answers for real: it costs nothing,
+        and the test then goes on as it would (counted in ``inprocess_calls``, never stored)."""
         planned = self._planned.get(key) if miss else None
         if planned is not None:
             self.stats.hits += 1
             return replace(planned, cached=True)
         if miss:
             self.stats.misses += 1
-        response = self.transport("dry").answer(request, key, self.stats)
+        if request.model.startswith("scripted/"):
+            response = await self._call_upstream(request, key)
+        else:
+            response = self.transport("dry").answer(request, key, self.stats, self._price)
         if miss:
             self._planned[key] = response
         return response
@@ -540,25 +559,26 @@ class LLMClient:
         return chosen
 
     async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
-        """One call upstream through the request's transport, with the shared retries and accounting."""
+        """One call upstream through the request's transport, with the shared retries and accounting;
+        under a budget every attempt is reserved first (an in-process model's never is)."""
+        from pytest_judgerel.llm.upstream import Bill, send_with_retries
+
         name = self._route(request)
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
+        in_process = is_in_process(request.model)
+        budget = self.budget if not in_process else None
         try:
             call = self.transport(name).prepare(request, key, timeout)
-            if self.budget is not None:
-                self.budget.reserve(request)  # the call past the cap raises here, nothing sent
-        except LLMCallError as exc:  # a missing or malformed key, or the budget: nothing was sent
-            from pytest_judgerel.errors import BudgetExceededError, MissingKeyError
+            bill = Bill(budget, budget.worst_cost(request) if budget is not None else 0.0, self._price)
+        except (LLMCallError, ConfigError) as exc:  # a missing or malformed key, an unpriced model: nothing sent
+            from pytest_judgerel.errors import MissingKeyError
 
             # a missing key stops the session with its own message: no request, no error counted
             self.stats.errors += int(not isinstance(exc, MissingKeyError))
-            self.stats.refused += int(isinstance(exc, BudgetExceededError))
             raise
-        if not is_in_process(request.model):  # an in-process model is answered here, not upstream
-            setattr(self.stats, f"{name}_calls", getattr(self.stats, f"{name}_calls") + 1)
-        from pytest_judgerel.llm.upstream import send_with_retries
-
-        response = await send_with_retries(call, request, key, self.settings, self._retry, self.stats)
-        if self.budget is not None:
-            self.budget.spend(response.cost)
-        return response
+        try:
+            return await send_with_retries(call, request, key, self.settings, self._retry, self.stats, bill)
+        finally:
+            if bill.sent:  # an in-process model is answered here, not upstream: counted apart
+                counter = "inprocess_calls" if in_process else f"{name}_calls"
+                setattr(self.stats, counter, getattr(self.stats, counter) + 1)

@@ -1,6 +1,6 @@
 """The HTTP fast path as a :class:`~pytest_judgerel.llm.transport.Transport`: its key rules (the
 request's key, else the provider's variable, else a placeholder for a server of your own; a key
-with whitespace is refused before httpx would print it), one pooled HTTP client
+with whitespace is refused before the HTTP client would print it), one pooled HTTP client
 (:class:`~pytest_judgerel.llm.wire.WireTransport`) and the cost from litellm's price table read
 as data (:mod:`pytest_judgerel.llm.prices`)."""
 
@@ -36,7 +36,7 @@ class HTTPTransport:
 
         api_key = request.api_key or os.environ.get(variable) or None
         if api_key is not None and (api_key != api_key.strip() or not api_key.isprintable()):
-            # httpx would refuse the header with the key in its message (a trailing newline from a
+            # the HTTP client would refuse the header with the key in its message (a trailing newline from a
             # .env file is the usual cause): say so without the key, and send nothing
             where = "the request's api_key" if request.api_key else f"the environment variable {variable}"
             raise LLMCallError(f"model {request.model!r}: {where} contains whitespace or a control character "
@@ -55,7 +55,7 @@ class HTTPTransport:
             from pytest_judgerel.llm.retry import EmptyResponseError
             from pytest_judgerel.llm.runtime import deadline
 
-            async with deadline(timeout * 1.5 + 5.0):  # httpx's timeout is per read, this one per call
+            async with deadline(timeout * 1.5 + 5.0):  # the wire's timeout is per read, this one per call
                 reply = await wire.send(call, timeout)
             if not isinstance(reply.text, str) or not reply.text.strip():
                 raise EmptyResponseError(f"model {request.model} returned empty content")
@@ -69,4 +69,6 @@ class HTTPTransport:
             self._wire.close()
 
     def forget(self) -> None:
+        if self._wire is not None:
+            self._wire.forget()
         self._wire = None

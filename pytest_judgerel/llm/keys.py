@@ -9,7 +9,7 @@ key never carries a secret and a changed timeout never invalidates a cassette.
 
 The whole ``api_base`` is keyed (a trailing slash aside): two servers are two judges, even on
 one host.  Test servers therefore prefer a stable port (see
-:func:`pytest_judgerel.llm.fake_server.stable_port`), so a re-run replays.
+:func:`pytest_judgerel.testing.fake_server.stable_port`), so a re-run replays.
 """
 
 from __future__ import annotations

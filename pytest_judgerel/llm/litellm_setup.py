@@ -1,13 +1,13 @@
 """Lazy, configured import of litellm.
 
-``import litellm`` costs ~3 s and ~190 MiB and, unless told otherwise, fetches a
-price list from the network at import (stalling 5-14 s offline).  So it is
-imported only on the first cache miss, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and
-``LITELLM_OFFLINE_MODE=true`` set for the import alone (unless the user set them;
-the environment is restored afterwards: importing or using the plugin leaves the user's
-environment as it found it), with its import-time pydantic warnings silenced and its
-"Give Feedback" banner switched off.  Custom providers registered before the
-import (scripted, local) are installed into ``litellm.custom_provider_map`` here.
+``import litellm`` takes seconds and much memory and, unless told otherwise, fetches a
+price list from the network at import (which stalls offline).  So it is imported only on the
+first cache miss, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and ``LITELLM_OFFLINE_MODE=true``
+set for the import alone (unless the user set them; the environment is restored afterwards:
+importing or using the plugin leaves the user's environment as it found it), with its
+import-time pydantic warnings silenced and its "Give Feedback" banner switched off.  Custom
+providers registered before the import (scripted, local) are installed into
+``litellm.custom_provider_map`` here.
 """
 
 from __future__ import annotations

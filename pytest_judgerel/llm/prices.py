@@ -2,11 +2,17 @@
 
 litellm ships its price list as ``model_prices_and_context_window_backup.json`` inside the
 package; the litellm path prices a call from it (``response_cost``).  The fast path reads the same
-file without importing litellm (the import costs 3-4 s) and applies the same rule for the
+file without importing litellm (a slow import) and applies the same rule for the
 providers it speaks: ``openai/<name>`` is priced as the entry ``<name>`` whose ``litellm_provider``
 is ``openai`` (or an entry keyed ``openai/<name>``); a model without an entry costs 0.0, as on the
 litellm path (a local server's model has no price).  Cost = prompt tokens x input price +
-completion tokens x output price (USD).
+completion tokens x output price (USD).  A model without an entry can be given one with
+``--judgerel-price-per-mtok IN,OUT`` (:func:`parse_price`, :func:`price_of`).
+
+:func:`worst_case_cost` bounds what one request can cost before it is sent: every UTF-8 byte of
+its messages a prompt token (a byte-level tokenizer never makes more), plus
+:data:`MESSAGE_OVERHEAD_TOKENS` per message, and its ``max_tokens`` completion tokens
+(:data:`UNCAPPED_COMPLETION_TOKENS` when it sets none).
 """
 
 from __future__ import annotations
@@ -17,7 +23,13 @@ import os
 import threading
 from typing import Any
 
-__all__ = ["token_prices", "call_cost"]
+__all__ = ["token_prices", "call_cost", "parse_price", "price_of", "prompt_tokens_bound", "worst_case_cost",
+           "MESSAGE_OVERHEAD_TOKENS", "UNCAPPED_COMPLETION_TOKENS"]
+
+#: tokens a chat format adds per message (role markers, separators), counted in the prompt bound
+MESSAGE_OVERHEAD_TOKENS = 8
+#: completion tokens bounded for a request without ``max_tokens``
+UNCAPPED_COMPLETION_TOKENS = 4096
 
 _FILE = "model_prices_and_context_window_backup.json"
 _lock = threading.Lock()
@@ -84,3 +96,42 @@ def call_cost(model: str, usage: dict[str, int]) -> float:
     if prices is None:
         return 0.0
     return usage.get("prompt_tokens", 0) * prices[0] + usage.get("completion_tokens", 0) * prices[1]
+
+
+def parse_price(text: str | None) -> tuple[float, float] | None:
+    """``"IN,OUT"`` (USD per million prompt and completion tokens) as USD per token; None for
+    None; ValueError naming the expected form otherwise."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if len(values) != 2 or not all(v >= 0 and v != float("inf") for v in values):
+        raise ValueError(f"{text!r} is not IN,OUT: two numbers >= 0, USD per million prompt and completion "
+                         "tokens (e.g. 0.15,0.60)")
+    return values[0] / 1e6, values[1] / 1e6
+
+
+def price_of(model: str, fallback: tuple[float, float] | None = None) -> tuple[float, float] | None:
+    """(input, output) USD per token of ``model``: litellm's table, else ``fallback`` (the
+    ``--judgerel-price-per-mtok`` price), else None (unpriced)."""
+    found = token_prices(model)
+    return found if found is not None else fallback
+
+
+def prompt_tokens_bound(request: Any) -> int:
+    """At most this many prompt tokens for ``request`` (module docstring)."""
+    total = 0
+    for message in request.messages:
+        content = message.get("content")
+        total += len((content if isinstance(content, str) else str(content)).encode("utf-8"))
+        total += MESSAGE_OVERHEAD_TOKENS
+    return total + MESSAGE_OVERHEAD_TOKENS
+
+
+def worst_case_cost(request: Any, price: tuple[float, float]) -> float:
+    """The most one attempt of ``request`` can cost at ``price`` (USD per prompt, completion token)."""
+    completion = int(request.max_tokens or UNCAPPED_COMPLETION_TOKENS)
+    return prompt_tokens_bound(request) * price[0] + completion * price[1]

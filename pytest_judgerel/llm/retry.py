@@ -7,7 +7,7 @@ Full jitter (Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog 20
 errors, malformed responses and empty content.  Everything else (400, 401, 403,
 404, 422, ...) fails at once; 401 and 403 (and litellm's missing-key messages) are
 classified ``auth``.  The same rules serve litellm's exceptions and the fast path's
-(httpx's timeouts and transport errors, :class:`~pytest_judgerel.llm.wire.WireHTTPError`).
+(aiohttp's and httpx's timeouts and transport errors, :class:`~pytest_judgerel.llm.wire.WireHTTPError`).
 """
 
 from __future__ import annotations
@@ -100,10 +100,11 @@ def classify_failure(exc: BaseException) -> FailureInfo:
             or status in (401, 403):
         # a missing or rejected key never fixes itself (litellm reports a missing key as a 500)
         return FailureInfo(False, status or 401, message, "auth")
-    if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout", "TimeoutException"}:
+    if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout", "TimeoutException",
+                 "ServerTimeoutError"}:
         return FailureInfo(True, status or 408, message, "timeout")
     if names & {"APIConnectionError", "ConnectionError", "ConnectError", "RemoteProtocolError", "NetworkError",
-                 "ProtocolError"}:
+                 "ProtocolError", "ClientConnectionError", "ClientPayloadError"}:
         return FailureInfo(True, status, message, "connection")
     if names & {"JSONDecodeError", "MalformedResponseError"} or "Unterminated string" in message \
             or "Expecting value" in message:

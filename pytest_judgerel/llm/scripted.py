@@ -1,4 +1,4 @@
-"""Scripted models: a Python callable answers as if it were an LLM.
+"""Scripted models: a Python callable answers as if it were an LLM (in process, no server).
 
 ``register_scripted("scripted/echo", fn)`` makes model ``"scripted/echo"`` usable
 through litellm (a ``litellm.CustomLLM`` in ``litellm.custom_provider_map``, sync
@@ -6,9 +6,14 @@ and async).  ``fn(messages, **params) -> str`` receives the chat messages and th
 sampling parameters (temperature, max_tokens, seed, top_p, stop, grammar, ...) and
 ``sample_seed``: an integer derived from the cache key (so it differs between repeated
 samples of one prompt), for scripts that simulate sampling reproducibly.
-To simulate provider failures, ``fn`` raises :class:`ScriptedHTTPError` with an
-HTTP status (429 may carry ``retry_after``); any other exception from ``fn`` is
-reported as a 400 (a bug in the script is not worth retrying).
+
+This is a product feature (MindEval registers a Python clinician as ``scripted/clinician-...``),
+so it stays in the LLM layer; the test doubles built on it live in :mod:`pytest_judgerel.testing`.
+An exception from ``fn`` with an integer ``status_code`` attribute (such as
+``pytest_judgerel.testing.ScriptedHTTPError``) fails the call like that HTTP status, with its
+``message`` and, for a 429, its ``retry_after``: recognised by duck typing, so this module never
+imports the test support.  Any other exception is reported as a 400 (a bug in the script is not
+worth retrying).
 """
 
 from __future__ import annotations
@@ -16,22 +21,12 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-__all__ = ["register_scripted", "unregister_scripted", "ScriptedHTTPError", "scripted_models", "PROVIDER"]
+__all__ = ["register_scripted", "unregister_scripted", "scripted_models", "PROVIDER"]
 
 PROVIDER = "scripted"
 _lock = threading.Lock()
 _scripts: dict[str, Callable[..., str]] = {}
 _provider_registered = False
-
-
-class ScriptedHTTPError(Exception):
-    """Raised by a scripted callable to make the call fail like an HTTP error."""
-
-    def __init__(self, status_code: int, message: str = "scripted failure", retry_after: float | None = None):
-        super().__init__(message)
-        self.status_code = int(status_code)
-        self.message = message
-        self.retry_after = retry_after
 
 
 def _short_name(model: str) -> str:
@@ -71,29 +66,37 @@ _PASSED_PARAMS = ("temperature", "max_tokens", "seed", "top_p", "stop", "grammar
                   "sample_seed")
 
 
-def _to_litellm_error(litellm: Any, exc: ScriptedHTTPError, model: str) -> Exception:
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status a script's exception asks for: its integer ``status_code`` attribute."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def _to_litellm_error(litellm: Any, exc: Exception, status: int, model: str) -> Exception:
+    """The litellm exception for an HTTP ``status`` raised by a script (see the module docstring)."""
     import httpx
 
+    message = str(getattr(exc, "message", exc))
+    retry_after = getattr(exc, "retry_after", None)
     headers = {}
-    if exc.retry_after is not None:
-        headers["retry-after"] = f"{exc.retry_after:g}"
-    response = httpx.Response(exc.status_code, headers=headers,
+    if isinstance(retry_after, (int, float)):
+        headers["retry-after"] = f"{retry_after:g}"
+    response = httpx.Response(status, headers=headers,
                               request=httpx.Request("POST", f"http://{PROVIDER}.invalid/{model}"))
-    status = exc.status_code
     common = {"llm_provider": PROVIDER, "model": model}
     if status == 429:
-        return litellm.RateLimitError(exc.message, response=response, **common)
+        return litellm.RateLimitError(message, response=response, **common)
     if status == 408:
-        return litellm.Timeout(exc.message, **common)
+        return litellm.Timeout(message, **common)
     if status == 503:
-        return litellm.ServiceUnavailableError(exc.message, response=response, **common)
+        return litellm.ServiceUnavailableError(message, response=response, **common)
     if status >= 500:
-        return litellm.InternalServerError(exc.message, response=response, **common)
+        return litellm.InternalServerError(message, response=response, **common)
     if status == 401:
-        return litellm.AuthenticationError(exc.message, response=response, **common)
+        return litellm.AuthenticationError(message, response=response, **common)
     if status == 404:
-        return litellm.NotFoundError(exc.message, response=response, **common)
-    return litellm.BadRequestError(exc.message, response=response, **common)
+        return litellm.NotFoundError(message, response=response, **common)
+    return litellm.BadRequestError(message, response=response, **common)
 
 
 def _script_failure(name: str, exc: BaseException, messages: list) -> str:
@@ -133,9 +136,10 @@ def _make_handler() -> Any:
             params = {k: optional_params[k] for k in _PASSED_PARAMS if k in optional_params}
             try:
                 text = fn([dict(m) for m in messages], **params)
-            except ScriptedHTTPError as exc:
-                raise _to_litellm_error(litellm, exc, model) from exc
             except Exception as exc:
+                status = _http_status(exc)
+                if status is not None:
+                    raise _to_litellm_error(litellm, exc, status, model) from exc
                 raise litellm.BadRequestError(_script_failure(name, exc, messages),
                                               llm_provider=PROVIDER, model=model) from exc
             if not isinstance(text, str):

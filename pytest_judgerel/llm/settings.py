@@ -1,7 +1,8 @@
 """The one definition of a setting and the LLM layer's settings (:class:`LLMSettings`).
 
 A setting is a dataclass field whose metadata (:func:`option`) names its command-line flag, ini
-key, environment variable, parser, choices and check.  :class:`LLMSettings` holds what the LLM
+key, environment variable, parser, choices and check; the range checks (:func:`at_least`,
+:func:`within`, :func:`positive`) are the ones the markers' arguments use too.  :class:`LLMSettings` holds what the LLM
 layer reads: the session's endpoint (``model``, ``api_base``), the client's cache, concurrency,
 timeouts, retries, path to the wire, and the bill (dry run, call and cost caps).  The session's
 :class:`~pytest_judgerel.session.settings.Settings` *extends* it with the judge, gate and report
@@ -54,9 +55,10 @@ def parse_bool(text: Any) -> bool:
 parse_bool.__name__ = "bool"
 
 
-def at_least(low: float) -> Callable[[Any], str | None]:
-    """A check: the value is >= ``low``."""
-    return lambda v: None if v >= low else f"must be >= {low:g}"
+def at_least(low: float, *, integer: bool = False) -> Callable[[Any], str | None]:
+    """A check: the value is >= ``low`` (``integer``: the message says an integer is expected)."""
+    expected = f"an integer >= {low:g}" if integer else f">= {low:g}"
+    return lambda v: None if v >= low else f"must be {expected}"
 
 
 def within(low: float, high: float) -> Callable[[Any], str | None]:
@@ -68,6 +70,17 @@ def within(low: float, high: float) -> Callable[[Any], str | None]:
 def positive(v: Any) -> str | None:
     """A check: the value is a finite number > 0."""
     return "must be a finite number > 0" if not (math.isfinite(v) and v > 0) else None
+
+
+def _price_problem(value: Any) -> str | None:
+    """A check: ``IN,OUT`` USD per million tokens (:func:`pytest_judgerel.llm.prices.parse_price`)."""
+    from pytest_judgerel.llm.prices import parse_price
+
+    try:
+        parse_price(value)
+    except ValueError:
+        return "must be IN,OUT: two numbers >= 0, USD per million prompt and completion tokens (e.g. 0.15,0.60)"
+    return None
 
 
 def check_api_base(value: Any) -> str | None:
@@ -262,7 +275,12 @@ class LLMSettings:
         type=int, check=at_least(0), env="JUDGEREL_MAX_CALLS")
     max_cost: float | None = option(
         "--judgerel-max-cost", "budget: at most this many USD of upstream calls in the session (priced models; "
-        "all xdist workers together)", type=float, check=at_least(0), env="JUDGEREL_MAX_COST")
+        "all xdist workers together); each request reserves its worst-case cost before it is sent",
+        type=float, check=at_least(0), env="JUDGEREL_MAX_COST")
+    price_per_mtok: str | None = option(
+        "--judgerel-price-per-mtok", "IN,OUT: USD per million prompt and completion tokens of models without a "
+        "price in litellm's table (e.g. a server of your own); prices their calls, the dry run's plan and the "
+        "--judgerel-max-cost reservations", check=_price_problem, env="JUDGEREL_PRICE_PER_MTOK")
     backoff_base: float = 0.5
     backoff_max: float = 20.0
     retry_after_cap: float = 30.0

@@ -1,9 +1,9 @@
 """The HTTP fast path: OpenAI-compatible chat completions without litellm.
 
 Against a user's own server (vLLM, llama.cpp, Ollama's ``/v1``, LM Studio) at low latency and high
-concurrency, litellm's per-call work (about 3 ms of CPU here, on top of ~1.5 ms for the HTTP
-exchange itself) sets the pace.  This path sends the same request body litellm would send,
-``POST {api_base}/chat/completions``, with one pooled ``httpx.AsyncClient`` per client, and reads
+concurrency, litellm's per-call CPU work (more than the HTTP exchange itself takes) sets the
+pace.  This path sends the same request body litellm would send,
+``POST {api_base}/chat/completions``, with one pooled ``aiohttp.ClientSession`` per client, and reads
 the JSON reply itself.  Everything around the wire stays shared with the litellm path: cache keys
 (computed from the :class:`~pytest_judgerel.llm.request.LLMRequest`, so a cassette recorded through
 one path replays through the other), retries and their classification
@@ -180,8 +180,12 @@ def parse_reply(content: bytes, fallback_model: str) -> WireReply:
 
 
 class WireTransport:
-    """One pooled ``httpx.AsyncClient`` (opened on first use, on the loop that uses it) and the
-    per-server URLs and per-key headers, built once."""
+    """One pooled ``aiohttp.ClientSession`` (opened on first use, on the loop that uses it) and the
+    per-server URLs and per-key headers, built once.
+
+    aiohttp, not httpx: httpcore's pool re-scans every connection and every waiting request on each
+    request and response, so its CPU per call grows with the number of connections; aiohttp's
+    connector hands a connection out in constant time (docs/benchmarks.md, ``bench_wire.py``)."""
 
     def __init__(self) -> None:
         self._client: Any = None
@@ -194,13 +198,14 @@ class WireTransport:
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            import httpx
+            import aiohttp
 
-            # the process semaphore bounds the calls in flight; the pool only keeps connections warm.
-            # Redirects are followed and SSL_VERIFY=false is honoured, as the openai SDK under litellm does.
+            # the process semaphore bounds the calls in flight (limit=0: no second bound in the pool).
+            # Proxies from the environment, redirects followed and SSL_VERIFY=false honoured, as the
+            # openai SDK under litellm does.
             verify = os.environ.get("SSL_VERIFY", "").strip().lower() not in ("false", "0", "no", "off")
-            self._client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
-                                             follow_redirects=True, verify=verify)
+            connector = aiohttp.TCPConnector(limit=0, ssl=verify)
+            self._client = aiohttp.ClientSession(connector=connector, trust_env=True)
             self._loop = loop
         return self._client
 
@@ -235,37 +240,62 @@ class WireTransport:
 
     async def send(self, call: "WireCall", timeout: float) -> WireReply:
         """One exchange: POST the body, raise :class:`WireHTTPError` on an error status, parse the reply."""
-        response = await self._http().post(call.url, content=call.content, headers=call.headers, timeout=timeout)
-        body = response.content
-        if response.status_code >= 300:  # a redirect left unfollowed (no Location) is an error too
-            message = _error_message(response.status_code, body)
+        import aiohttp
+
+        # per operation (connecting, each read of the socket); the caller bounds the whole call
+        limits = aiohttp.ClientTimeout(total=None, connect=timeout, sock_read=timeout)
+        async with self._http().post(call.url, data=call.content, headers=call.headers, timeout=limits) as response:
+            body = await response.read()
+            status = response.status
+            headers = {k.lower(): v for k, v in response.headers.items()} if status >= 300 else None
+        if headers is not None:  # a redirect left unfollowed (no Location) is an error too
+            message = _error_message(status, body)
             if len(call.api_key) >= 8:  # a server that echoes the key it refused never prints it through us
                 message = message.replace(call.api_key, "***")
-            raise WireHTTPError(response.status_code, message, response.headers)
+            raise WireHTTPError(status, message, headers)
         return parse_reply(body, call.model)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.aclose()
+            await client.close()
 
     def close(self) -> None:
-        """Close the pool on its loop when that loop still runs (else its sockets close with the process)."""
+        """Close the pool on its loop when that loop still runs; else drop its sockets at once."""
         client, loop = self._client, self._loop
-        if client is None or loop is None or loop.is_closed() or not loop.is_running():
-            self._client = None
+        self._client = None
+        if client is None or loop is None:
             return
         import asyncio
 
-        self._client = None
+        if loop.is_closed() or not loop.is_running():
+            _drop(client)
+            return
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is not None and running is loop:  # called on the loop itself: close in the background, never block it
-            loop.create_task(client.aclose())
+            loop.create_task(client.close())
             return
         try:
-            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(5)
+            asyncio.run_coroutine_threadsafe(client.close(), loop).result(5)
+        except Exception:
+            _drop(client)
+
+    def forget(self) -> None:
+        """After ``fork()``: the child leaves the parent's connections alone and opens its own."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.detach()  # marks the session closed without touching the sockets it shares
+
+
+def _drop(client: Any) -> None:
+    """Close a session whose loop no longer runs: its transports close synchronously, no warning."""
+    connector = client.connector
+    client.detach()
+    if connector is not None and not connector.closed:
+        try:
+            connector._close()  # aiohttp's synchronous close of every transport (close() needs the loop)
         except Exception:
             pass

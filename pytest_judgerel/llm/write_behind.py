@@ -1,10 +1,10 @@
 """Cache writes grouped: answers are stored a few milliseconds after they arrive, many per transaction.
 
-Record mode used to commit one SQLite transaction per answer on the event loop; measured on the
-wire benchmark (benchmarks/bench_wire.py) that commit was the largest share of the plugin's own
-per-call CPU.  Here an answer waits in :class:`WriteBehind` until the next flush, which stores every
-waiting answer with one :meth:`~pytest_judgerel.llm.backend.CacheBackend.set_many` (one SQLite
-transaction, one Redis round trip) and then releases their cross-process key locks.
+A commit per answer on the event loop would cost more of the plugin's own per-call CPU than
+anything else it does in record mode.  So an answer waits in :class:`WriteBehind` until the next
+flush, which stores every waiting answer with one
+:meth:`~pytest_judgerel.llm.backend.CacheBackend.set_many` (one SQLite transaction, one Redis
+round trip) and then releases their cross-process key locks.
 
 What stays true:
 

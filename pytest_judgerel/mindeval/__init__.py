@@ -34,8 +34,9 @@ _EXPORTS = {
     "breakdown": "metrics", "kendall_vs_annotators": "metrics", "judge_mipsa": "metrics",
     "repeated_judge_summary": "metrics", "ranking_agreement": "metrics", "leaderboard": "metrics",
     "aligned_scores": "metrics", "judge_self_preference": "metrics",
-    # assertions
-    "assert_mindeval_score": "assertions", "assert_judge_agrees_with_humans": "assertions",
+    # its gates (in gates/)
+    "assert_mindeval_score": "pytest_judgerel.gates.mindeval",
+    "assert_judge_agrees_with_humans": "pytest_judgerel.gates.mindeval",
 }
 
 __all__ = sorted(_EXPORTS)

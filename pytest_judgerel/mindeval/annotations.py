@@ -1,36 +1,28 @@
 """MindEval's human annotations: the release's ``data/human_annotations.jsonl``, the human-human
 agreement of the paper's Table 3, and the judge's few-shot examples built from them.
 
-File layout (read from the authors' release, SWORDHealth/mind-eval; MindEval section 3.2):
-one JSON object per line, one conversation each, with
+File layout (the authors' release, SWORDHealth/mind-eval; MindEval section 3.2; details in
+docs/mindeval.md): one conversation per line, with ``id``, ``model`` (the clinician system),
+``messages`` (the clinician speaking first), ``member_attributes`` (the patient's profile, with
+``recent_mood`` as ``mood`` and ``program_goal`` as ``interaction_goal``) and ratings under FLAT
+dotted keys ``criterion_1.responses`` ... ``criterion_10.responses`` (no criterion 5) and
+``criterion11.responses``: integers 0-6, one per annotator, whose ids are in ``<key>.users`` and
+statuses in ``<key>.status``.  The annotator order changes from line to line, so ratings are
+aligned by annotator id, never by position.
 
-* ``id`` (a uuid), ``model`` (the clinician system), ``messages`` (role/content dicts from the
-  clinician's point of view, the clinician speaking first);
-* ``member_attributes``: the patient's profile, the keys of ``profiles.jsonl`` except that
-  ``recent_mood`` is ``mood`` and ``program_goal`` is ``interaction_goal``;
-* ratings under FLAT keys that contain dots: ``criterion_1.responses`` ... ``criterion_10.responses``
-  (there is no criterion 5) and ``criterion11.responses`` (no underscore), each a list of
-  integers 0-6, one per annotator.  Beside each, ``<key>.users`` holds the annotator ids in the
-  same order and ``<key>.status`` their status (``submitted``).  The order of the annotators
-  changes from line to line, so ratings are aligned by annotator id, never by position.
+Patients: the file has no patient id; a patient is its ``member_attributes`` without
+``interaction_goal``, which differs between the three conversations of one patient.
 
-Patients.  The file has no patient id.  A patient is its ``member_attributes`` object without
-``interaction_goal``: that goal differs between the three conversations of one patient (the
-whole object gives 57 "patients" instead of the paper's 20 patients x 3 systems).
-
-Axes (appendix C: each of the first four axes unfolds into two sub-criteria, averaged):
+Axes (appendix C: each of the first four unfolds into two sub-criteria, averaged):
 
     CAC = mean(c1, c2)   EPC = mean(c3, c4)   AR = mean(c6, c7)   TRA = mean(c8, c9)   ASCQ = c10
 
 ``criterion11`` is loaded but used by no axis (the paper does not describe it).
 
-Zeros.  Appendix C defines anchors 1-6 and says nothing about 0; the file holds 82 zeros among
-its 2,400 sub-criterion ratings.  How to read them is the project's convention, a named
-parameter: ``zero_means="score"`` (default) keeps 0 as a score, ``"not_applicable"`` treats it
-as missing.  The default is the reading of the authors' own numbers: the scores of the five
-annotated conversations their judge prompt uses as few-shot examples equal the annotator means
-only when 0 counts as a score (four of the five contain a 0), and it reproduces the paper's
-Table 3 more closely (docs/mindeval.md).
+Zeros: appendix C defines anchors 1-6 only, and the file holds zeros.  ``zero_means="score"``
+(default) keeps 0 as a score, ``"not_applicable"`` treats it as missing.  The default is the
+reading of the authors' own numbers: their five few-shot examples equal the annotator means only
+when 0 counts as a score, and it reproduces Table 3 more closely (docs/mindeval.md).
 """
 
 from __future__ import annotations

@@ -17,9 +17,8 @@ __all__ = ["BACKSTORY_GRAMMAR", "BACKSTORY_MAX_TOKENS", "ContextWindowError", "b
 
 #: default reply cap of a backstory: four paragraphs of at most 251 characters (the grammar's
 #: bound; Figures 5-6 ask for "4 paragraphs") are ~1,000 characters, ~250-300 tokens in English;
-#: 400 leaves room without letting a model that does not stop fill its whole context (uncapped,
-#: SmolLM2 on an 8192-token server took 4-5 minutes per backstory).  The prompt itself is
-#: ~2,700 tokens (2,684 measured with SmolLM2's tokenizer), so prompt + cap need a context of
+#: 400 leaves room without letting a model that does not stop fill its whole context.  The
+#: prompt itself is ~2,700 tokens (SmolLM2's tokenizer), so prompt + cap need a context of
 #: 4096 tokens; a 2048-token server cannot take the prompt at all, whatever the cap.
 BACKSTORY_MAX_TOKENS = 400
 
@@ -46,13 +45,15 @@ class ContextWindowError(LLMCallError):
 #: GBNF that admits exactly the shape Figures 5-6 ask for: four paragraphs (each a capital
 #: letter and 30-250 more characters on one line).  Sent when replies are constrained
 #: (``constrain="always"``, or ``"auto"`` on the embedded model): it shapes the form, never
-#: the content, so a small model meets the 4-paragraph rule.  Kept to one character class:
-#: measured on SmolLM2, a sentence-level grammar (``[^\n.!?]{30,200} "."``) took 265 s per
-#: backstory, this one 7 s.
+#: the content, so a small model meets the 4-paragraph rule.  Kept to one character class: a
+#: sentence-level grammar (``[^\n.!?]{30,200} "."``) makes llama.cpp's sampling far slower.
 BACKSTORY_GRAMMAR = (
     'root ::= para "\\n\\n" para "\\n\\n" para "\\n\\n" para\n'
     'para ::= [A-Z] [^\\n]{30,250}\n'
 )
+
+#: a dry run's placeholder backstory: four paragraphs, the shape the check asks for
+DRY_BACKSTORY = "\n\n".join(["Placeholder paragraph of a backstory written by a dry run, never by a model."] * 4)
 
 
 def paragraph_count(text: str) -> int:
@@ -93,8 +94,14 @@ def backstory_request(
         messages=({"role": "user", "content": render_profile_prompt(profile)},),
         temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens,
         sample_index=sample_index, namespace=namespace,
-        metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None)},
+        metadata={"mindeval": "backstory", "profile": getattr(profile, "profile_id", None),
+                  "dry_reply": DRY_BACKSTORY},  # a dry run's placeholder: the 4 paragraphs the check wants
     )
+
+
+def _may_cost(request: Any, reasks: int) -> Any:
+    """``request`` saying how many new samples an unusable reply may still cost (a dry run's bound)."""
+    return replace(request, metadata={**request.metadata, "reasks": reasks})
 
 
 def generate_backstories(
@@ -140,8 +147,9 @@ def generate_backstories(
     attempt = {i: 0 for i in todo}
     name = getattr(model, "model", model)
     while todo:
-        requests = [backstory_request(out[i], model, sample_index=attempt[i],
-                                      seed=None if seed is None else seed + attempt[i], **sampling) for i in todo]
+        requests = [_may_cost(backstory_request(out[i], model, sample_index=attempt[i], **sampling, seed=None
+                                                if seed is None else seed + attempt[i]), max_retries - attempt[i])
+                    for i in todo]
         responses = client.complete_many(requests, return_exceptions=True)
         again = []
         for i, resp in zip(todo, responses):

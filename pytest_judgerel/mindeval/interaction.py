@@ -23,9 +23,12 @@ import json
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, JudgerelError, LLMCallError
+
+if TYPE_CHECKING:
+    from pytest_judgerel.llm.endpoint import Endpoint
 
 __all__ = [
     "SamplingSettings",
@@ -195,6 +198,10 @@ def resolve_clinician(clinician: Any, name: str | None = None, method: str | Non
 
 # ----------------------------------------------------------------------------- runner
 
+#: a dry run's placeholder turn (non-empty, as the runner requires)
+DRY_TURN = "Placeholder turn of a dry run: I hear you. Could you tell me more about your week?"
+
+
 def _mirror(turns: Sequence[Turn]) -> list[dict[str, str]]:
     return [{"role": "assistant" if t.role == "user" else "user", "content": t.content} for t in turns]
 
@@ -212,7 +219,8 @@ async def _one_turn(
     while True:
         request = LLMRequest(
             model=model, messages=messages, sample_index=sample_index, namespace=namespace,
-            metadata={"mindeval": role, "profile": pid, "turn": turn_no}, **sampling.as_request_kwargs(),
+            metadata={"mindeval": role, "profile": pid, "turn": turn_no, "reasks": max_retries - retries,
+                      "dry_reply": DRY_TURN}, **sampling.as_request_kwargs(),
             **endpoint,
         )
         try:
@@ -271,6 +279,70 @@ async def _run_one(
     return inter
 
 
+def _check_run_arguments(turns: Any, on_error: Any, max_turn_retries: Any, patient_model: Any) -> None:
+    """Refuse a run whose turn count, error policy, retry count or patient model is unusable."""
+    from pytest_judgerel.llm.endpoint import Endpoint
+
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 2 or turns % 2:
+        raise ConfigError(f"turns must be an even int >= 2 (clinician and patient alternate), got {turns!r}")
+    if on_error not in ("raise", "skip"):
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if isinstance(max_turn_retries, bool) or not isinstance(max_turn_retries, int) or max_turn_retries < 0:
+        raise ConfigError(f"max_turn_retries must be an int >= 0, got {max_turn_retries!r}")
+    if not isinstance(patient_model, Endpoint) and (not isinstance(patient_model, str) or not patient_model):
+        raise ConfigError(f"patient_model must be a litellm model name or an Endpoint, got {patient_model!r}")
+
+
+def _profile_ids(profiles: Sequence[Any]) -> list[str]:
+    """Each profile's id (its position when it has none); they must be distinct."""
+    ids = [str(getattr(p, "profile_id", None) or i) for i, p in enumerate(profiles)]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("profiles need distinct profile_id values (they name interactions and cache entries)")
+    return ids
+
+
+def _clinician_endpoint(clinician: Any, model: str, api_base: str | None, api_key: str | None) -> Endpoint:
+    """Where the clinician's calls go: an Endpoint as given, a model name on the session's server
+    unless ``api_base`` is given, a Python clinician (a scripted model) on no server."""
+    from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint
+    from pytest_judgerel.session.context import session_endpoint
+
+    if isinstance(clinician, Endpoint):
+        return as_endpoint(clinician, api_base, api_key)
+    if isinstance(clinician, str):
+        return session_endpoint(model, api_base, api_key)
+    return Endpoint(model, api_base, api_key)
+
+
+def _jsonl_appender(output_path: str | Path | None) -> Callable[[Interaction], None]:
+    """A thread-safe callback that appends each finished interaction to ``output_path`` (JSONL),
+    or does nothing without a path."""
+    sink_lock = threading.Lock()
+    out_file = Path(output_path) if output_path is not None else None
+
+    def on_finished(inter: Interaction) -> None:
+        if out_file is None:
+            return
+        with sink_lock, out_file.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(inter.to_dict(), ensure_ascii=False) + "\n")
+
+    return on_finished
+
+
+def _finished_or_raise(results: Sequence[Any], ids: Sequence[str], on_error: str) -> list[Interaction]:
+    """The finished interactions; with ``on_error="raise"`` any failure raises
+    :class:`InteractionError` carrying the finished ones and every failure."""
+    done = [r for r in results if isinstance(r, Interaction)]
+    failures = {pid: f"{type(r).__name__}: {r}" for pid, r in zip(ids, results) if isinstance(r, BaseException)}
+    if failures and on_error == "raise":
+        first = next(iter(failures.items()))
+        raise InteractionError(
+            f"{len(failures)} of {len(results)} interactions failed (finished turns are cached; re-run to resume). "
+            f"First: {first[0]}: {first[1]}", completed=done, failures=failures,
+        )
+    return done
+
+
 async def arun_interactions(
     profiles: Sequence[Any],
     clinician: Any,
@@ -295,32 +367,15 @@ async def arun_interactions(
 ) -> list[Interaction]:
     """Async version of :func:`run_interactions` (all patients run concurrently)."""
     from pytest_judgerel.mindeval.prompts import render_clinician_prompt, render_patient_prompt
-
-    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 2 or turns % 2:
-        raise ConfigError(f"turns must be an even int >= 2 (clinician and patient alternate), got {turns!r}")
-    if on_error not in ("raise", "skip"):
-        raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    if isinstance(max_turn_retries, bool) or not isinstance(max_turn_retries, int) or max_turn_retries < 0:
-        raise ConfigError(f"max_turn_retries must be an int >= 0, got {max_turn_retries!r}")
-    from pytest_judgerel.llm.endpoint import Endpoint, as_endpoint
-
-    if not isinstance(patient_model, Endpoint) and (not isinstance(patient_model, str) or not patient_model):
-        raise ConfigError(f"patient_model must be a litellm model name or an Endpoint, got {patient_model!r}")
     from pytest_judgerel.session.context import session_endpoint
 
+    _check_run_arguments(turns, on_error, max_turn_retries, patient_model)
     # a model name is served by the current session's server (pytest_judgerel.session.context), an Endpoint as given
     patient_ep = session_endpoint(patient_model, patient_api_base, patient_api_key)
     profiles = list(profiles)
-    ids = [str(getattr(p, "profile_id", None) or i) for i, p in enumerate(profiles)]
-    if len(set(ids)) != len(ids):
-        raise ConfigError("profiles need distinct profile_id values (they name interactions and cache entries)")
+    ids = _profile_ids(profiles)
     clinician_model = resolve_clinician(clinician, clinician_name, clinician_method)
-    if isinstance(clinician, Endpoint):
-        clinician_ep = as_endpoint(clinician, clinician_api_base, clinician_api_key)
-    elif isinstance(clinician, str):  # a model name: the session's server unless an api_base is given
-        clinician_ep = session_endpoint(clinician_model, clinician_api_base, clinician_api_key)
-    else:  # a Python clinician registered as a scripted model (no server)
-        clinician_ep = Endpoint(clinician_model, clinician_api_base, clinician_api_key)
+    clinician_ep = _clinician_endpoint(clinician, clinician_model, clinician_api_base, clinician_api_key)
     psamp = patient_sampling or SamplingSettings()
     csamp = clinician_sampling or SamplingSettings()
     settings = {
@@ -332,16 +387,7 @@ async def arun_interactions(
     patient_endpoint = {"api_base": patient_ep.api_base, "api_key": patient_ep.api_key}
     clinician_endpoint = {"api_base": clinician_ep.api_base, "api_key": clinician_ep.api_key}
     prompts = [(render_patient_prompt(p, patient_variant), render_clinician_prompt(p, short_turns)) for p in profiles]
-
-    sink_lock = threading.Lock()
-    out_file = Path(output_path) if output_path is not None else None
-
-    def on_finished(inter: Interaction) -> None:
-        if out_file is None:
-            return
-        with sink_lock, out_file.open("a", encoding="utf-8") as fh:  # saved as each one finishes
-            fh.write(json.dumps(inter.to_dict(), ensure_ascii=False) + "\n")
-
+    on_finished = _jsonl_appender(output_path)  # each interaction saved as it finishes
     coros = [
         _run_one(p, clinician_model, patient_ep.model, client, turns=turns, patient_prompt=pp, clinician_prompt=cp,
                  patient_sampling=psamp, clinician_sampling=csamp, max_turn_retries=max_turn_retries,
@@ -349,16 +395,7 @@ async def arun_interactions(
                  patient_endpoint=patient_endpoint, clinician_endpoint=clinician_endpoint)
         for p, (pp, cp) in zip(profiles, prompts)
     ]
-    results = await asyncio.gather(*coros, return_exceptions=True)
-    done = [r for r in results if isinstance(r, Interaction)]
-    failures = {pid: f"{type(r).__name__}: {r}" for pid, r in zip(ids, results) if isinstance(r, BaseException)}
-    if failures and on_error == "raise":
-        first = next(iter(failures.items()))
-        raise InteractionError(
-            f"{len(failures)} of {len(profiles)} interactions failed (finished turns are cached; re-run to resume). "
-            f"First: {first[0]}: {first[1]}", completed=done, failures=failures,
-        )
-    return done
+    return _finished_or_raise(await asyncio.gather(*coros, return_exceptions=True), ids, on_error)
 
 
 def run_interactions(profiles: Sequence[Any], clinician: Any, client: Any, turns: int = 20, **kwargs: Any) -> list[Interaction]:

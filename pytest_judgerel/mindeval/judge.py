@@ -41,6 +41,8 @@ AXES: dict[str, str] = {
     "ASCQ": "AI-Specific Communication Quality",
 }
 AXIS_ABBREVIATIONS = tuple(AXES)
+#: a dry run's placeholder reply: every axis scored, in the format the parser reads
+_DRY_SCORES = "\n".join(f"{name}: 4" for name in AXES.values())
 SCORE_MIN, SCORE_MAX = 1.0, 6.0
 
 FORMAT_REMINDER = (
@@ -361,7 +363,8 @@ class MindEvalJudge:
             grammar = grammar_for("axes", Scale(1, 6, fractional=True), list(AXES.values()))
         return LLMRequest(
             **self.endpoint.request_fields(), messages=tuple(messages), sample_index=sample_index,
-            namespace=self.namespace, metadata={"mindeval": "judge", "interaction": interaction_id},
+            namespace=self.namespace, metadata={"mindeval": "judge", "interaction": interaction_id,
+                                                "reasks": int(bool(self.reask)), "dry_reply": _DRY_SCORES},
             grammar=grammar, **self.settings,
         )
 

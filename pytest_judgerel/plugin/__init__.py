@@ -5,7 +5,9 @@ stats, llm, mindeval, report) never imports it.  Its modules:
 
 * :mod:`.options`: options, ini keys and environment variables -> typed ``Settings``;
 * :mod:`.markers`: one spec per marker, validation at collection, parametrization;
-* :mod:`.session`: the per-process session (endpoint, client, recorders, collection);
+* :mod:`.lifecycle`: the per-process session, from configure to finish (endpoint, client,
+  recorders, collection, the report at session end);
+* :mod:`.progress`: judge-call progress on the terminal;
 * :mod:`.fixtures` and :mod:`.mindeval`: the fixtures and the builders behind them.
 
 Records travel from a test's :class:`~pytest_judgerel.session.recording.Recorder` to the controller
@@ -19,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from .options import add_options  # (stdlib only)
-from .session import (
+from .lifecycle import (
     CALLS_KEY,
     MARKER_ERRORS_KEY,
     RECORDER_KEY,
@@ -28,6 +29,7 @@ from .session import (
     SESSION_KEY,
     JudgerelSession,
 )
+from .options import add_options  # (stdlib only)
 
 pytest.register_assert_rewrite("pytest_judgerel.gates.reliability")
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 
 
-from .session import session_of as _session
+from .lifecycle import session_of as _session
 
 
 # ---------------------------------------------------------------------- builders
@@ -156,22 +156,6 @@ def human_ratings(pytestconfig: pytest.Config) -> Callable[..., Any]:
         return load_dataset(text, **kwargs)
 
     return load
-
-
-@pytest.fixture
-def fake_llm_server(request: pytest.FixtureRequest):
-    """A running loopback fake OpenAI-compatible server (:class:`~pytest_judgerel.llm.FakeLLMServer`,
-    10 ms latency, no faults).  Call it with ``model="openai/<any name>"`` and
-    ``api_base=fake_llm_server.url`` (or ``--judge-api-base``).  The default reply is an integer
-    on the scale the prompt states; set ``.responder`` (``fn(FakeRequest) -> str``), ``.scale``,
-    ``.latency`` or ``.faults`` (a ``FaultPlan``; then ``.reset()``) in the test.  ``.requests``,
-    ``.log`` and ``.max_in_flight`` tell what reached it.  Its port is derived from the test's id
-    when free, so the URL (part of every cache key) is the same run after run and a re-run replays.
-    Set ``.api_key`` to make it require that key (HTTP 401 without), as a real server with a key does."""
-    from ..llm.fake_server import FakeLLMServer, stable_port
-
-    with FakeLLMServer(latency=0.01, port=stable_port(request.node.nodeid)) as server:
-        yield server
 
 
 # ---------------------------------------------------------------------- MindEval

@@ -16,13 +16,13 @@ requests ``patient`` over sampled MindEval profiles.
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import pytest
 
 from ..llm.endpoint import CONSTRAIN_MODES
+from ..llm.settings import at_least, within
 
 __all__ = ["MarkerSpec", "MARKERS", "marker_lines", "validate_item", "marker_scales", "parametrize",
            "PATIENT_VARIANTS", "SEVERITIES"]
@@ -60,21 +60,14 @@ class MarkerSpec:
         return f"{self.name}({self.signature}): {self.help} (pytest-judgerel)"
 
 
-def _range(low: float, high: float) -> Callable[[Any], str | None]:
-    return lambda v: None if math.isfinite(v) and low <= v <= high else f"must be within [{low:g}, {high:g}]"
-
-
-def _at_least(low: int) -> Callable[[Any], str | None]:
-    return lambda v: None if v >= low else f"must be an integer >= {low}"
-
-
 def _one_of(options: tuple[str, ...]) -> Callable[[Any], str | None]:
     return lambda v: None if v in options else f"must be one of {', '.join(options)}"
 
 
 def _even_turns(v: int) -> str | None:
-    if v < 1:
-        return "must be an integer >= 1"
+    problem = at_least(1, integer=True)(v)
+    if problem:
+        return problem
     if v < 2 or v % 2:
         return "must be an even number >= 2 (clinician and patient alternate after the patient's opening)"
     return None
@@ -121,8 +114,8 @@ MARKERS: dict[str, MarkerSpec] = {spec.name: spec for spec in (
                "temperature, max_tokens, seed, top_p, system, axes, api_base, namespace, reask, constrain, hardened, "
                "sequential (True/False: this test's gates draw in steps and stop once settled; default "
                "--judgerel-sequential)", {
-                   "model": Arg(str), "template": Arg(str), "temperature": Arg(_NUMBER, check=_range(0, 2)),
-                   "max_tokens": Arg(int, check=_at_least(1)), "seed": Arg(int), "top_p": Arg(_NUMBER),
+                   "model": Arg(str), "template": Arg(str), "temperature": Arg(_NUMBER, check=within(0, 2)),
+                   "max_tokens": Arg(int, check=at_least(1, integer=True)), "seed": Arg(int), "top_p": Arg(_NUMBER),
                    "system": Arg(str), "axes": Arg((list, tuple)), "api_base": Arg(str), "namespace": Arg(str),
                    "reask": Arg(bool), "constrain": Arg(str, check=_one_of(CONSTRAIN_MODES)),
                    "hardened": Arg(bool),
@@ -138,12 +131,12 @@ MARKERS: dict[str, MarkerSpec] = {spec.name: spec for spec in (
                "parametrize over sampled MindEval patient profiles; severity 'severe' or 'non_severe'; turns "
                "even; variant 'default', 'no_format' or 'role_only'; max_tokens caps each patient and clinician "
                "turn (None: no cap, as in the paper)", {
-                   "n": Arg(int, nullable=False, check=_at_least(1)),
-                   "seed": Arg(int, nullable=False, check=_at_least(0)),
+                   "n": Arg(int, nullable=False, check=at_least(1, integer=True)),
+                   "seed": Arg(int, nullable=False, check=at_least(0, integer=True)),
                    "severity": Arg(str, check=_one_of(SEVERITIES)),
                    "turns": Arg(int, nullable=False, check=_even_turns),
                    "variant": Arg(str, check=_one_of(PATIENT_VARIANTS)),
-                   "max_tokens": Arg(int, check=_at_least(1)),
+                   "max_tokens": Arg(int, check=at_least(1, integer=True)),
                }),
 )}
 

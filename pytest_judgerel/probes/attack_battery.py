@@ -7,7 +7,8 @@ attacks reported on LLM judges:
 * ``instruction_override``: "ignore the previous instructions" (Perez & Ribeiro 2022,
   arXiv:2211.09527; Greshake et al. 2023, arXiv:2302.12173, indirect injection);
 * ``fake_delimiter``: a fake end of the data followed by a new rubric (the delimiter attacks
-  Inspect AI neutralised after its issue #3603);
+  Inspect AI's model-graded scorers neutralise,
+  https://github.com/UKGovernmentBEIS/inspect_ai/pull/3690);
 * ``score_spoof``: a score written into the answer, in plain words and in the template's own
   output format;
 * ``null_model``: a constant answer that ignores the item (Zheng et al. 2024, "Cheating automatic

@@ -127,8 +127,18 @@ def build_request(judge: Any, messages: Sequence[Mapping[str, str]], sample_inde
         seed=None if judge.seed is None else judge.seed + sample_index, top_p=judge.top_p,
         api_base=judge.api_base, api_key=judge.api_key, grammar=PAIRWISE_GRAMMAR if _constrained(judge) else None,
         sample_index=sample_index, namespace=judge.namespace,
-        metadata={"test": judge.test_id} if judge.test_id else {},
+        metadata={**({"test": judge.test_id} if judge.test_id else {}), "reasks": int(bool(judge.reask)),
+                  "dry_reply": _dry_verdict(msgs, sample_index)},
     )
+
+
+def _dry_verdict(messages: Sequence[Mapping[str, str]], sample_index: int = 0) -> str:
+    """What a dry run answers a pairwise request with: a short reason and a verdict line that parses
+    (the verdict chosen by a hash of the request, so a dry run's statistics can be computed)."""
+    import zlib
+
+    verdict = "ABC"[zlib.crc32(repr((list(messages), sample_index)).encode()) % 3]
+    return f"Both answers address the question; weighing them as instructed.\n[[{verdict}]]"
 
 
 REMINDER = ("Your previous reply could not be read as a verdict. Reply with only one of these: "

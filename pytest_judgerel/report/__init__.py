@@ -1,9 +1,9 @@
 """Reports of pytest-judgerel (stdlib only; see docs/reports.md).
 
-``build`` the session report dict (``schema`` holds its versioned JSON schema and
+``build`` assembles the session report dict (``schema`` holds its versioned JSON schema and
 a validator), ``gate`` writes the outputs and decides the exit status,
-``terminal`` / ``html`` / ``junit`` render it, ``baseline`` compares with and
-updates a committed baseline, ``history`` keeps numbered runs, ``merge`` joins
-CI shards, ``progress`` shows judge-call progress, ``cli`` holds the
-``judgerel report ...`` / ``judgerel history ...`` commands.
+``terminal`` / ``html`` / ``junit`` render it, ``judge_drift`` reads its drift-anchors block back,
+``baseline`` compares with and updates a committed baseline, ``history`` keeps numbered runs,
+``merge`` joins CI shards, ``cli`` holds the ``judgerel report ...`` / ``judgerel history ...``
+commands.
 """

@@ -25,9 +25,10 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..judging.identity import judge_fields
 from .fmt import fmt_number
 from .io import read_json
-from .metrics import MetricPoint, judge_changes, judge_fields, metric_points
+from .metrics import MetricPoint, judge_changes, metric_points
 from .paired import paired_worse
 from .schema import BASELINE_SCHEMA_ID, BASELINE_VERSION, ReportFormatError, validate_baseline
 

@@ -3,6 +3,8 @@
 The report is the single source of truth for every output (terminal, JSON,
 HTML, baseline, history, merge); its schema is
 :data:`pytest_judgerel.report.schema.REPORT_SCHEMA` (documented in docs/reports.md).
+:func:`build_report` assembles all of it from one plain :class:`SessionRun`, the drift
+anchors' block included; :func:`assemble_report` is the part shared with shard merging.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .metrics import is_metric_record, judge_fields, judge_fingerprint
+from ..judging.identity import judge_fields, judge_fingerprint
+from .metrics import is_metric_record
 from .schema import REPORT_SCHEMA_ID, REPORT_VERSION
 
 SCHEMA = REPORT_SCHEMA_ID
@@ -21,8 +24,9 @@ _SAFE_SETTINGS = ("model", "api_base", "temperature", "max_tokens", "repeats", "
                   "require_stable",
                   "baseline", "update_baseline", "max_icc_drop", "max_nmae_rise", "dry_run", "max_calls", "max_cost")
 CALL_KEYS = ("calls", "hits", "misses", "retries", "errors", "corrupt", "prompt_tokens", "completion_tokens",
-             "cost", "http_calls", "litellm_calls", "fresh", "refused", "planned", "planned_prompt_tokens",
-             "planned_completion_tokens", "planned_cost", "hit_latency")
+             "cost", "http_calls", "litellm_calls", "inprocess_calls", "fresh", "refused", "planned",
+             "planned_prompt_tokens", "planned_completion_tokens", "planned_completion_max", "planned_cost",
+             "planned_cost_max", "planned_unpriced", "planned_reasks", "planned_inprocess", "hit_latency")
 #: the latency a dry run's time estimate assumes per call when the run served no cache hit to
 #: take the recorded latencies from (seconds)
 DEFAULT_PLAN_LATENCY = 1.0
@@ -35,7 +39,8 @@ class SessionRun:
     (:class:`~pytest_judgerel.session.settings.Settings`), every test entry with records
     (``{nodeid, outcome, records, calls, worker}``), every test's outcome, the crashed and
     interrupted state, the session endpoint's description, calls that no test carried and
-    pytest's exit status."""
+    pytest's exit status, and the drift anchors' block when the check ran
+    (:func:`pytest_judgerel.anchors.check.check_anchors`)."""
 
     rootpath: str
     settings: Any
@@ -48,6 +53,7 @@ class SessionRun:
     exitstatus: int | None = None
     workers: Mapping[str, Any] = field(default_factory=dict)
     budget: Mapping[str, Any] | None = None  # the run's budget state (pytest_judgerel.llm.budget), if capped
+    anchors: Mapping[str, Any] | None = None  # the report's ``anchors`` block (pytest_judgerel.anchors)
 
 
 def _plugin_version() -> str:
@@ -209,31 +215,54 @@ def sequential_plan(tests: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None
             "expected_calls": round(sum(r["expected_calls"] for r in per_test.values()), 1), "per_test": per_test}
 
 
-def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], concurrency: int) -> dict[str, Any]:
-    """What a dry run planned: the upstream calls per test and in total, their estimated prompt
-    tokens (characters / 4), completion tokens (``max_tokens``, an upper bound), cost (priced
-    models only) and the time at ``concurrency`` calls at once, assuming each call takes the mean
-    latency recorded with the run's cache hits (else :data:`DEFAULT_PLAN_LATENCY`)."""
+def _sequential_tests(tests: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The tests whose records hold a sequential gate (a dry run plans its whole cap)."""
+    return sorted({t["nodeid"] for t in tests for rec in t.get("records") or [] if rec.get("sequential")})
+
+
+def dry_run_plan(tests: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], concurrency: int,
+                 max_attempts: int = 1) -> dict[str, Any]:
+    """What a dry run planned: the upstream calls per test and in total (in-process calls apart),
+    their estimated prompt tokens (characters / 4), completion tokens (the expected reply's, with
+    ``max_tokens`` as the bound), cost (None when a planned call's model has no price) and its
+    bound, the most requests re-asks and retries can add (``calls_max``: every planned call and
+    every re-ask it may need, each at ``max_attempts`` attempts), and the time at ``concurrency``
+    calls at once, assuming each call takes the mean latency recorded with the run's cache hits
+    (else :data:`DEFAULT_PLAN_LATENCY`).  Sequential gates are planned at their cap."""
+    tests = list(tests)
     per_test = {t["nodeid"]: int((t.get("calls") or {}).get("planned", 0) or 0) for t in tests}
-    planned = int(totals.get("planned", 0) or 0)
-    hits = int(totals.get("hits", 0) or 0)
-    recorded = float(totals.get("hit_latency", 0.0) or 0.0)
+
+    def total(name: str) -> Any:
+        return totals.get(name, 0) or 0
+
+    planned, hits, unpriced = int(total("planned")), int(total("hits")), int(total("planned_unpriced"))
+    recorded = float(total("hit_latency"))
     latency, basis = ((recorded / hits, f"mean recorded latency of {hits} cache hits") if hits and recorded > 0
                       else (DEFAULT_PLAN_LATENCY, "assumed default"))
     waves = -(-planned // max(1, int(concurrency)))
     return {"planned_calls": planned, "per_test": {k: v for k, v in per_test.items() if v},
             "sequential": sequential_plan(tests),
-            "cache_hits": hits, "prompt_tokens_estimate": int(totals.get("planned_prompt_tokens", 0) or 0),
-            "completion_tokens_max": int(totals.get("planned_completion_tokens", 0) or 0),
-            "cost_estimate": round(float(totals.get("planned_cost", 0.0) or 0.0), 8),
+            "calls_max": (planned + int(total("planned_reasks"))) * max(1, int(max_attempts)),
+            "reasks_max": int(total("planned_reasks")), "max_attempts": max(1, int(max_attempts)),
+            "sequential_at_cap": [n for n in _sequential_tests(tests) if per_test.get(n)],
+            "failed_on_placeholders": sorted(t["nodeid"] for t in tests if t.get("outcome") == "failed"),
+            "errored": sorted(t["nodeid"] for t in tests if t.get("outcome") == "error"),
+            "inprocess_calls": int(total("inprocess_calls")) + int(total("planned_inprocess")),
+            "cache_hits": hits, "prompt_tokens_estimate": int(total("planned_prompt_tokens")),
+            "completion_tokens_estimate": int(total("planned_completion_tokens")),
+            "completion_tokens_max": int(total("planned_completion_max")),
+            "cost_estimate": None if unpriced else round(float(total("planned_cost")), 8),
+            "cost_max": None if unpriced else round(float(total("planned_cost_max")), 8),
+            "unpriced_calls": unpriced,
             "latency": latency, "latency_basis": basis, "concurrency": int(concurrency),
             "time_estimate": waves * latency}
 
 
 def build_report(run: SessionRun) -> dict[str, Any]:
     """The report of one session: every test pytest ran (with its outcome, and its records and
-    calls when it made any), plus totals and what pytest reported (the outcome counts, the exit
-    status, an interruption).
+    calls when it made any), plus totals, what pytest reported (the outcome counts, the exit
+    status, an interruption), the budget, a dry run's plan and the drift anchors' block (the
+    verdicts of a judge whose anchors drifted marked "judge changed").
 
     When the session's model judged nothing while judges named their own (a ``judge`` marker's
     model), ``settings.model`` names the models that judged and ``settings.endpoint.used`` is
@@ -245,8 +274,7 @@ def build_report(run: SessionRun) -> dict[str, Any]:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     endpoint = dict(run.endpoint) if run.endpoint is not None else None
     report = assemble_report(tests, settings=settings, crashed=run.crashed,
-                             report_only=bool(settings.get("report_only") or settings.get("dry_run")),
-                             endpoint=endpoint,
+                             report_only=run.settings.gates_report_only, endpoint=endpoint,
                              session={"exitstatus": run.exitstatus, "interrupted": bool(run.interrupted),
                                       "outcomes": outcomes},
                              extra_calls=run.extra_calls)
@@ -255,11 +283,23 @@ def build_report(run: SessionRun) -> dict[str, Any]:
     report["totals"]["budget_stopped"] = bool(budget and budget.get("exceeded"))
     if settings.get("dry_run"):
         report["session"]["dry_run"] = dry_run_plan(report["tests"], report["totals"],
-                                                    int(settings.get("max_concurrency") or 1))
-    used = judged_models(tests)
-    if endpoint is not None:
-        unused = bool(used) and endpoint.get("model") not in used
-        report["settings"]["endpoint"]["used"] = not unused
-        if unused:
-            report["settings"]["model"] = ", ".join(sorted(used))
+                                                    int(settings.get("max_concurrency") or 1),
+                                                    int(settings.get("max_attempts") or 1))
+    _name_the_models_that_judged(report, endpoint, judged_models(tests))
+    if run.anchors is not None:
+        from .judge_drift import mark_judge_changes
+
+        report["anchors"] = dict(run.anchors)
+        mark_judge_changes(report)
     return report
+
+
+def _name_the_models_that_judged(report: dict[str, Any], endpoint: Mapping[str, Any] | None,
+                                 used: set[str]) -> None:
+    """Say whether the session's endpoint answered; when it did not, name the models that did."""
+    if endpoint is None:
+        return
+    unused = bool(used) and endpoint.get("model") not in used
+    report["settings"]["endpoint"]["used"] = not unused
+    if unused:
+        report["settings"]["model"] = ", ".join(sorted(used))

@@ -8,6 +8,7 @@ Exit codes: 0 fine, 1 a baseline regression (the CI gate), 2 bad input.
     judgerel report compare all.json --baseline B
     judgerel report html all.json -o all.html
     judgerel report validate all.json
+    judgerel report markdown all.json -o summary.md      (and report comment: md_cli.py)
     judgerel history list DIR
     judgerel history compare DIR [RUN_A RUN_B] [--all]
     judgerel history html DIR -o trend.html
@@ -19,9 +20,10 @@ import argparse
 import sys
 from typing import Any, Callable, Sequence, TextIO
 
+from .._io import write_text_atomic
 from .baseline import DEFAULT_MAX_ICC_DROP, DEFAULT_MAX_NMAE_RISE, Tolerances, compare_with_file
 from .fmt import fmt_number
-from .io import read_json, write_json_atomic, write_text_atomic
+from .io import read_json, write_json_atomic
 from .schema import BASELINE_SCHEMA_ID, ReportFormatError, validate_baseline, validate_report
 
 
@@ -160,10 +162,7 @@ def cmd_history_compare(args: argparse.Namespace) -> int:
             print(f"  {e.nodeid} {e.metric}: {fmt_number(e.baseline)} -> {fmt_number(e.current)} "
                   f"({e.delta:+.4f}) {e.status}" if e.delta is not None else
                   f"  {e.nodeid} {e.metric}: {e.status} ({e.reason})")
-    try:
-        _attribution(runs, a, b, comp)
-    except ImportError as exc:  # pytest_judgerel.stats.drift (issue 29) not in this build
-        print(f"attribution: unavailable ({exc})")
+    _attribution(runs, a, b, comp)
     return 1 if comp.regressions else 0
 
 
@@ -244,6 +243,9 @@ def register(subparsers: Any) -> None:
     v = rsub.add_parser("validate", help="check reports or baselines against their JSON schema")
     v.add_argument("files", nargs="+")
     v.set_defaults(func=_safe(cmd_report_validate))
+    from .md_cli import register_markdown_commands
+
+    register_markdown_commands(rsub)  # report markdown, report comment
 
     his = subparsers.add_parser("history", help="numbered run files written with --judgerel-history")
     hsub = his.add_subparsers(dest="history_command", required=True)

@@ -7,7 +7,8 @@ written.  It never says "passed" when pytest does not.
 
 Order: baseline comparison (or update) -> status from pytest's outcomes -> a probe
 that each requested output can be written -> history run (not for an interrupted
-session) -> HTML -> JSON (last, so it carries every earlier write error).  Returned
+session) -> HTML -> Markdown and the step summary -> JSON (last, so it carries every earlier
+write error).  Returned
 reasons make the session fail (``session.exitstatus``); in report-only mode baseline
 regressions are reported but not returned, while an output that cannot be written
 always is.  A path is announced as written only after it was.
@@ -18,11 +19,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .._io import write_text_atomic
 from .baseline import Tolerances, compare_with_file, load_baseline, updated_baseline
-from .io import write_json_atomic, write_text_atomic
+from .io import write_json_atomic
 from .schema import ReportFormatError
 
-__all__ = ["apply_outputs", "evaluate_gate", "write_json_atomic"]
+__all__ = ["apply_outputs", "evaluate_gate"]
 
 
 def evaluate_gate(report: dict[str, Any], *, baseline: str | None, update_baseline: bool = False,
@@ -168,6 +170,9 @@ def apply_outputs(run: Any, report: dict[str, Any]) -> list[str]:
             outputs["html"] = write_text_atomic(s.html, render_html(report))
         except (OSError, ValueError) as exc:
             failed_write("HTML report", s.html, exc)
+    from .markdown import write_markdown_outputs
+
+    write_markdown_outputs(s, report, failed_write)  # --judgerel-markdown, GITHUB_STEP_SUMMARY
     if s.json and s.json not in unwritable:
         try:
             path = os.path.abspath(s.json)

@@ -17,8 +17,9 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from .._io import write_text_atomic
 from .baseline import BaselineComparison, Tolerances, compare_report, updated_baseline
-from .io import dumps, read_json, write_text_atomic
+from .io import dumps, read_json
 from .metrics import metric_points
 from .schema import ReportFormatError, validate_report
 
@@ -161,8 +162,8 @@ def metric_table(reports: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], 
 
 # ---------------------------------------------------------------------- judge drift across runs
 def _drift_stats() -> Any:
-    """:mod:`pytest_judgerel.stats.drift` (the monitor and the attribution), imported when needed."""
-    from ..stats import drift
+    """:mod:`pytest_judgerel.stats` (the monitor and the attribution), imported when needed."""
+    from .. import stats as drift
 
     return drift
 
@@ -180,7 +181,7 @@ def anchor_entries(reports: Sequence[Mapping[str, Any]]) -> dict[str, list[Mappi
 
 
 def monitor_anchors(reports: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The sequential monitor (:func:`pytest_judgerel.stats.drift.drift_monitor`, a self-starting
+    """The sequential monitor (:func:`pytest_judgerel.stats.cusum.drift_monitor`, a self-starting
     CUSUM) over each configuration's anchor comparisons since its reference was last recorded.
 
     ``{configuration id: {"runs": [indices into reports], "monitor": monitor dict or None,
@@ -250,7 +251,7 @@ def attribute_runs(reports: Sequence[Mapping[str, Any]], old: int, new: int, com
     changed" | "both" | "none" | "undetermined", "reason", "judge": status at ``new``,
     "system_changed"}``.  The system changed when the comparison found a regression or an
     improvement beyond noise; the judge's status is :func:`judge_status` of the later run
-    (:func:`pytest_judgerel.stats.drift.attribute_change`)."""
+    (:func:`pytest_judgerel.stats.drift_attribution.attribute_change`)."""
     status = judge_status(reports, new)
     system = any(e.status in ("regression", "improved") for e in comparison.entries)
     result = _drift_stats().attribute_change(status, bool(system))

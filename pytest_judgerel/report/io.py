@@ -1,7 +1,9 @@
-"""Atomic file writes and checked JSON reads for reports, baselines and history runs.
+"""Stable JSON dumps and checked JSON reads for reports, baselines and history runs.
 
-Only the controller process writes, once, at session end, through
-:func:`pytest_judgerel._io.write_text_atomic` (temp file + ``os.replace``, the umask's mode).
+:func:`dumps` gives the reviewable form every JSON output is written in (sorted keys, two-space
+indent, no NaN); :func:`write_json_atomic` writes it through
+:func:`pytest_judgerel._io.write_text_atomic`; :func:`read_json` names the file and the problem
+when an input cannot be read.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from .._io import write_text_atomic
 from .schema import ReportFormatError
 
-__all__ = ["dumps", "write_text_atomic", "write_json_atomic", "read_json"]
+__all__ = ["dumps", "write_json_atomic", "read_json"]
 
 
 def dumps(data: Any) -> str:

@@ -1,11 +1,9 @@
 """The report's ``anchors`` block read back: which judge configurations drifted, the verdicts and
 baseline entries they touch ("judge changed"), and the one-line summaries of the terminal and HTML.
 
-A judge configuration is one model, prompt, scale and sampling
-(:meth:`pytest_judgerel.judging.judge.Judge.fingerprint`); its id is the judge fingerprint
-(:func:`~.metrics.judge_fingerprint`) of :data:`CONFIG_FIELDS`, so a metric record's ``judge``
-provenance (which adds ``design`` and ``repeats``) maps to the configuration that produced it.
-The block itself is made by :mod:`pytest_judgerel.anchors.check`.  Stdlib only.
+A configuration is keyed by its id (:func:`pytest_judgerel.judging.identity.configuration_id`), so a
+metric record's ``judge`` provenance maps to the configuration that produced it.  The block itself
+is made by :mod:`pytest_judgerel.anchors.check`.  Stdlib only.
 """
 
 from __future__ import annotations
@@ -13,32 +11,14 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Mapping
 
+from ..judging.identity import configuration_id
 from .fmt import fmt_number
-from .metrics import is_metric_record, judge_fingerprint, metric_points
+from .metrics import is_metric_record, metric_points
 
-__all__ = ["CONFIG_FIELDS", "configuration_fields", "configuration_id", "drifted_configurations",
-           "mark_judge_changes", "anchor_lines", "write_anchor_lines", "anchors_html", "JUDGE_CHANGED"]
-
-#: The fields of ``Judge.fingerprint`` that identify a judge configuration (``api_base`` is kept
-#: alongside but, as everywhere, not hashed).
-CONFIG_FIELDS = ("model", "template", "template_hash", "system_hash", "scale", "axis", "temperature", "top_p",
-                 "max_tokens", "seed", "grammar_hash")
+__all__ = ["drifted_configurations", "mark_judge_changes", "anchor_lines", "write_anchor_lines", "anchors_html",
+           "JUDGE_CHANGED"]
 
 JUDGE_CHANGED = "judge changed"
-
-
-def configuration_fields(judge: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The identifying fields of a judge configuration, from a judge fingerprint or a metric
-    record's ``judge`` provenance."""
-    return {k: judge[k] for k in CONFIG_FIELDS if k in judge} if isinstance(judge, Mapping) else {}
-
-
-def configuration_id(judge: Mapping[str, Any] | None) -> str | None:
-    """16 hex digits of the configuration; None without one model (pure data, a panel)."""
-    fields_ = configuration_fields(judge)
-    if not isinstance(fields_.get("model"), str):
-        return None
-    return judge_fingerprint(fields_)
 
 
 def drifted_configurations(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

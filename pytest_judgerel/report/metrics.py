@@ -1,58 +1,29 @@
-"""Turn metric records into named, comparable metric points, and fingerprint judges.
+"""Turn metric records into named, comparable metric points.
 
 A *metric point* is one number a baseline can track: the main statistic of a
 record, its secondary nMAE (agreement records), and each group's value.  Points
 are named stably inside a test (``"ICC(A,1)"``, ``"ICC(A,1) [label]"``,
 ``"ICC(A,1) / group=x"``, ``"... #2"`` for a repeated name) so a committed
-baseline keeps matching while the test keeps its assertions in the same order.
-Stdlib only.
+baseline keeps matching while the test keeps its assertions in the same order.  Each point
+carries its judge's fingerprint (:mod:`pytest_judgerel.judging.identity`).  Stdlib only.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+
+from ..judging.identity import judge_fields, judge_fingerprint
 
 #: Record kinds that describe judge runs, not metrics (``judge_run`` carries parse failures,
 #: ``judge_panel`` the effective number of independent judges of a panel).
 NON_METRIC_KINDS = frozenset({"judge_run", "judge_panel"})
 
-#: Judge-provenance fields that identify a judge for baselines (when present).
-FINGERPRINT_FIELDS = ("model", "template", "template_hash", "system_hash", "scale", "axis", "axes",
-                      "temperature", "top_p", "max_tokens", "seed", "repeats", "design", "grammar_hash")
-#: Fields never used for the fingerprint (they vary between identical judges).
-VOLATILE_FIELDS = frozenset({"id", "api_base", "provider_models", "created", "timestamp", "cost", "latency",
-                             "usage", "cached", "calls", "hits", "misses", "wall_time", "host"})
-
 
 def is_metric_record(rec: Mapping[str, Any]) -> bool:
     """A record that carries a statistic (not a ``judge_run`` bookkeeping record)."""
     return rec.get("kind") not in NON_METRIC_KINDS and "value" in rec
-
-
-def judge_fields(judge: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The provenance fields that enter the fingerprint (curated list, else all non-volatile keys)."""
-    if not judge:
-        return {}
-    picked = {k: judge[k] for k in FINGERPRINT_FIELDS if k in judge}
-    if not picked:
-        picked = {k: v for k, v in judge.items() if k not in VOLATILE_FIELDS}
-    return picked
-
-
-def judge_fingerprint(judge: Mapping[str, Any] | None) -> str:
-    """Stable 16-hex-digit hash of the judge's identifying fields; ``"data"`` for pure-data records.
-
-    Canonical JSON (sorted keys, no whitespace) of :func:`judge_fields`, SHA-256.
-    """
-    fields_ = judge_fields(judge)
-    if not fields_:
-        return "data"
-    blob = json.dumps(fields_, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 def judge_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, list[Any]]:

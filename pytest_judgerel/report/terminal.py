@@ -110,35 +110,54 @@ def totals_line(totals: Mapping[str, Any]) -> str:
 
 
 def write_bill(tr: Any, session: Mapping[str, Any]) -> None:
-    """The dry run's plan (calls per test and in total, tokens, cost, time) and a budget that
-    stopped the run."""
+    """The dry run's plan (calls per test and in total, tokens, cost, time) and the budget's bill
+    (what was spent; what stopped the run)."""
     plan = session.get("dry_run")
     if plan:
-        tr.write_line("DRY RUN: no model was called; every cache miss was answered by a placeholder and counted "
-                      "as a planned upstream call; gates ran report-only.", yellow=True, bold=True)
-        for nodeid, n in sorted(plan.get("per_test", {}).items()):
-            tr.write_line(f"  planned {n:>6} calls  {nodeid}")
-        cost = float(plan.get("cost_estimate") or 0.0)
-        tr.write_line(
-            f"planned upstream calls: {plan['planned_calls']} (cache hits, free: {plan['cache_hits']}); "
-            f"prompt tokens ~{plan['prompt_tokens_estimate']} (estimate: characters / 4), completion tokens "
-            f"<= {plan['completion_tokens_max']} (max_tokens); cost "
-            + (f"~${cost:.4f} (priced models only)" if cost else "unknown (no price for the model)")
-            + f"; time ~{plan['time_estimate']:.1f}s at concurrency {plan['concurrency']} x "
-            f"{plan['latency']:.2f}s per call ({plan['latency_basis']})", bold=True)
-        seq = plan.get("sequential")
-        if seq:
-            bases = sorted({row["basis"] for row in seq["per_test"].values()})
-            tr.write_line(f"sequential gates: {seq['cap_calls']} calls at their caps (planned above, the most they can "
-                          f"spend); expected ~{seq['expected_calls']:.0f} ({'; '.join(bases)})", bold=True)
+        _write_plan(tr, plan)
     budget = session.get("budget")
     if budget and budget.get("exceeded"):
         tr.write_line(f"BUDGET STOPPED THE RUN: {budget['exceeded']}", red=True, bold=True)
-    elif budget:
-        tr.write_line(f"budget: {budget.get('calls', 0)} upstream calls"
+    if budget:
+        tr.write_line(f"budget: {budget.get('calls', 0)} upstream requests sent (retries included)"
                       + (f" of {budget['max_calls']}" if budget.get("max_calls") is not None else "")
-                      + f", ${float(budget.get('cost', 0.0)):.4f}"
-                      + (f" of ${budget['max_cost']:g}" if budget.get("max_cost") is not None else ""))
+                      + f", ${float(budget.get('cost', 0.0)):.6f} spent"
+                      + (f" of ${budget['max_cost']:g}" if budget.get("max_cost") is not None else "")
+                      + ("; every answer received is cached, a rerun pays only for the rest"
+                         if budget.get("exceeded") else ""))
+
+
+def _write_plan(tr: Any, plan: Mapping[str, Any]) -> None:
+    """The dry run's plan (``session.dry_run`` of the report, :func:`~pytest_judgerel.report.build.dry_run_plan`)."""
+    tr.write_line("DRY RUN: no model was called; every cache miss of an upstream model was answered by a placeholder "
+                  "and counted as a planned upstream call; gates ran report-only.", yellow=True, bold=True)
+    at_cap = set(plan.get("sequential_at_cap") or ())
+    for nodeid, n in sorted(plan.get("per_test", {}).items()):
+        tr.write_line(f"  planned {n:>6} calls  {nodeid}" + (" (sequential: its cap, at most)" if nodeid in at_cap
+                                                               else ""))
+    cost, cost_max = plan.get("cost_estimate"), plan.get("cost_max")
+    priced = (f"~${cost:.4f}, at most ${cost_max:.4f} at max_tokens" if cost is not None
+              else f"unknown ({plan.get('unpriced_calls', 0)} planned calls of models without a price; "
+                   "--judgerel-price-per-mtok gives one)")
+    tr.write_line(
+        f"planned upstream calls: {plan['planned_calls']} (cache hits, free: {plan['cache_hits']}; in-process "
+        f"calls, never upstream: {plan.get('inprocess_calls', 0)}); at most {plan.get('calls_max', 0)} requests "
+        f"with re-asks of unusable replies (<= {plan.get('reasks_max', 0)}) and retries ({plan.get('max_attempts', 1)} "
+        f"attempts each); prompt tokens ~{plan['prompt_tokens_estimate']} (characters / 4), completion tokens "
+        f"~{plan.get('completion_tokens_estimate', 0)} (the expected replies), <= {plan['completion_tokens_max']} "
+        f"(max_tokens); cost {priced}; time ~{plan['time_estimate']:.1f}s at concurrency {plan['concurrency']} x "
+        f"{plan['latency']:.2f}s per call ({plan['latency_basis']})", bold=True)
+    failed, errored = plan.get("failed_on_placeholders") or [], plan.get("errored") or []
+    if failed:
+        tr.write_line(f"{len(failed)} test(s) failed on the placeholder answers: a dry run's outcomes are no verdict "
+                      "(the run exits 0)", yellow=True)
+    if errored:
+        tr.write_line(f"{len(errored)} test(s) errored: their calls after the error are not planned", red=True)
+    seq = plan.get("sequential")
+    if seq:
+        bases = sorted({row["basis"] for row in seq["per_test"].values()})
+        tr.write_line(f"sequential gates: {seq['cap_calls']} calls at their caps (planned above, the most they can "
+                      f"spend); expected ~{seq['expected_calls']:.0f} ({'; '.join(bases)})", bold=True)
 
 
 def _wire_text(totals: Mapping[str, Any]) -> str:
@@ -305,9 +324,12 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
         tr.write_line(f"crashed tests (worker died, no metrics): {', '.join(report['crashed'])}", red=True)
     if gate.get("baseline"):
         write_baseline_section(tr, gate["baseline"])
-    labels = {"json": "JSON report", "html": "HTML report", "history": "history run", "baseline": "baseline"}
+    labels = {"json": "JSON report", "html": "HTML report", "history": "history run", "baseline": "baseline",
+              "markdown": "Markdown summary", "step_summary": "Markdown summary appended to"}
     for key, path in (report.get("outputs") or {}).items():
         tr.write_line(f"{labels.get(key, key)}: {path}")
+    for warning in gate.get("warnings") or []:
+        tr.write_line(f"judgerel warning: {warning}", yellow=True)
     hard = set(gate.get("errors", []))
     from_pytest = set(gate.get("pytest", []))  # pytest reports these itself
     listed = _listed_regressions(gate.get("baseline"))  # the baseline section printed these already

@@ -2,10 +2,10 @@
 
 Assertion helpers, judges and probes record a JSON-able metric record for every gate
 they evaluate, and read three settings of the session: ``report_only`` (record, never
-fail), ``max_parse_failures`` and ``require_stable`` (an unstable pass fails).  Both live on the :class:`Recorder`, not in module
-globals.  The pytest plugin activates a fresh recorder (carrying the session's
-settings) around each test and attaches its records to the test's report; the one
-accessor is :func:`active_recorder`.
+fail), ``max_parse_failures`` and ``require_stable`` (an unstable pass fails).  They live
+on the :class:`Recorder`, not in module globals.  The pytest plugin activates a fresh
+recorder (carrying the session's settings) around each test and attaches its records to
+the test's report; the one accessor is :func:`active_recorder`.
 
 Outside pytest, records are dropped unless you collect them::
 
@@ -100,8 +100,8 @@ class StabilityInfo(TypedDict, total=False):
     predicts: str
     p_pass_new_items: float | None
     new_items_resample: str
-    recentred: bool  # the predictive draws recentred on the observed ICC (issue 31)
-    model: str  # "one-way": reruns simulated from the one-way model's posterior predictive (issue 31)
+    recentred: bool  # the predictive draws recentred on the observed ICC
+    model: str  # "one-way": reruns simulated from the one-way model's posterior predictive
     rough: bool  # below the design where p_pass was checked (stats.stability: MAX_RERUN_SE, MIN_ITEMS_OVER_REPEATS)
     rough_reason: str
     new_items_rough: bool
@@ -144,7 +144,7 @@ class Record(TypedDict, total=False):
     """What every record has: its ``kind``, the judge that produced it and the verdict."""
 
     kind: str
-    judge: dict[str, Any] | None  # the fields that identify the judge (report/metrics.py hashes them)
+    judge: dict[str, Any] | None  # the fields that identify the judge (judging/identity.py hashes them)
     passed: bool | None
     parse_failures: int
     error: str  # the statistic could not be computed: why (``value`` is then null)

@@ -7,9 +7,11 @@ extends the LLM layer's :class:`~pytest_judgerel.llm.settings.LLMSettings` (the 
 client's cache, concurrency, retries, wire and budget options live there, because the LLM
 layer sits below the session and reads them), so the session's client is given this object
 itself; the option machinery (parsing, checks, the one reader of environment variables) is
-:mod:`pytest_judgerel.llm.settings`.  Resolution
-order: option > ini > environment > default (:func:`resolve`); values are validated where
-they are read, and an error names the flag, ini key or variable the value came from.
+:mod:`pytest_judgerel.llm.settings`.  Questions several layers ask of the settings are answered
+here once (:attr:`Settings.gates_report_only`).
+
+Resolution order: option > ini > environment > default (:func:`resolve`); values are validated
+where they are read, and an error names the flag, ini key or variable the value came from.
 Inside pytest the plugin (:mod:`pytest_judgerel.plugin.options`) supplies the command line
 and the ini file; outside pytest :func:`settings_from_env` reads the environment alone, so
 both resolve the same way.
@@ -64,6 +66,11 @@ class Settings(LLMSettings):
                               type=parse_bool, action="store_true", env="JUDGEREL_SEQUENTIAL")
     json: str | None = option("--judgerel-json", "write the metric report as JSON to this path")
     html: str | None = option("--judgerel-html", "write a self-contained HTML report to this path")
+    markdown: str | None = option("--judgerel-markdown", "write a Markdown summary (GitHub-flavoured: the gate "
+                                  "table, what needs review first, the bill) to this path")
+    step_summary: str | None = option("--judgerel-step-summary", "append the Markdown summary to this file "
+                                      "(default: $GITHUB_STEP_SUMMARY, set by GitHub Actions; 'off' disables it)",
+                                      env="GITHUB_STEP_SUMMARY")
     baseline: str | None = option("--judgerel-baseline", "compare metrics with this committed baseline JSON (a "
                                   "regression fails the session)")
     update_baseline: bool = option("--judgerel-update-baseline", "write the current metrics to the baseline file "
@@ -84,6 +91,12 @@ class Settings(LLMSettings):
                                 "(default 40)", 40, type=int, check=at_least(3))
     progress: bool = option("--judgerel-progress", "show judge-call progress on the terminal (default true)", True,
                             type=parse_bool)
+
+    @property
+    def gates_report_only(self) -> bool:
+        """Whether gates record without ever failing: ``--judgerel-report-only``, or a dry run
+        (its placeholder answers can decide nothing)."""
+        return bool(self.report_only or self.dry_run)
 
 
 #: The options, in ``pytest --help`` order (derived from :class:`Settings`: the LLM layer's first).

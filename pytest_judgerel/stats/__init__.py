@@ -1,6 +1,7 @@
 """Pure statistics for judge reliability: ICC, agreement, Krippendorff, consistency, ranking,
 repeats planning, verdict stability, bias probes, judge-error-corrected pass rates,
-prediction-powered human-scale means and the effective number of judges.
+prediction-powered human-scale means, the effective number of judges, sequential looks and
+silent judge drift (anchor comparison, the CUSUM monitor, attribution).
 
 Importing this package is cheap: submodules (and numpy/scipy) load on first use
 of a name, through a module-level ``__getattr__`` (PEP 562).  Every function
@@ -51,11 +52,12 @@ _EXPORTS: dict[str, str] = {
     "ppi_mean": "ppi", "ppi_mean_by": "ppi", "ppi_mean_difference": "ppi", "PPIMean": "ppi",
     "PPIDifference": "ppi", "HumanMean": "ppi",
     "effective_judges": "effective", "EffectiveJudges": "effective",
-    # drift.py
-    "anchor_comparison": "drift", "AnchorComparison": "drift", "NoiseRatio": "drift", "drift_monitor": "drift",
-    "DriftMonitor": "drift", "MonitorStep": "drift", "cusum_decision_limit": "drift",
-    "attribute_change": "drift", "DriftAttribution": "drift", "staged_anchor_comparison": "drift",
-    "designed_shift_level": "drift",
+    # anchor_drift.py, anchor_noise.py, cusum.py, drift_attribution.py
+    "anchor_comparison": "anchor_drift", "AnchorComparison": "anchor_drift",
+    "staged_anchor_comparison": "anchor_drift", "designed_shift_level": "anchor_drift",
+    "NoiseRatio": "anchor_noise",
+    "drift_monitor": "cusum", "DriftMonitor": "cusum", "MonitorStep": "cusum", "cusum_decision_limit": "cusum",
+    "attribute_change": "drift_attribution", "DriftAttribution": "drift_attribution",
     # interval.py
     "Interval": "interval", "format_estimate": "interval", "format_interval": "interval",
     # sequential.py
@@ -79,7 +81,8 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
                 "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
-                "drift", "interval", "sequential", "sequential_plan"):  # "icc" is the function
+                "anchor_drift", "anchor_noise", "cusum", "drift_attribution", "_json", "interval",
+                "sequential", "sequential_plan"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -20,6 +20,13 @@ DUPLICATE_POLICIES = ("raise", "mean", "first", "last")
 NAN_POLICIES = ("raise", "omit")
 
 
+def check_alpha(alpha: Any) -> float:
+    """``alpha``, the level of a test, as a float strictly between 0 and 0.5."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
+        raise ReliabilityError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
+    return float(alpha)
+
+
 def as_matrix(data: Any, *, name: str = "ratings", duplicates: str = "raise") -> np.ndarray:
     """Return ``data`` as a float64 2-D array (a copy), validating type and shape.
 

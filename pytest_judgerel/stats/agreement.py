@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
-from .interval import HasInterval
+from .interval import HasInterval, check_confidence
 from ..scales import Scale, ScaleLike
 from ._input import as_matrix, as_vector_or_matrix, ids_of, item_means
 
@@ -120,8 +120,7 @@ def pearson(x: Any, y: Any, *, confidence: float = 0.95) -> CorrelationResult:
     from scipy import special, stats
 
     a, b, omitted = _paired(x, y)
-    if not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     res = stats.pearsonr(a, b)
     r = float(np.clip(res.statistic, -1.0, 1.0))
     lo = hi = None
@@ -322,8 +321,7 @@ def bootstrap_ci(
 
     if not samples:
         raise ReliabilityError("bootstrap_ci needs at least one sample")
-    if not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise ReliabilityError(f"n_resamples must be a positive integer, got {n_resamples!r}")
     arrays = [np.asarray(s.to_matrix() if hasattr(s, "to_matrix") else s, dtype=float) for s in samples]

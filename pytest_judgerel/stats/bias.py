@@ -2,56 +2,26 @@
 
 * Position consistency (Zheng et al. 2023, "Judging LLM-as-a-Judge with MT-Bench and Chatbot
   Arena", NeurIPS, section 3.3 and Table 2): each pair is judged with the answers in both
-  orders.  A judge is *consistent* on a pair when its verdict names the same answer (or a tie)
-  both times; it is *biased toward the first position* when it picks whichever answer is shown
-  first both times, and toward the second likewise.  Pairs are independent units, so each share
-  is a binomial proportion with a Wilson interval (:mod:`~pytest_judgerel.stats.proportion`).
-  Low consistency alone does not show a position bias: a judge that answers at random on some
-  calls is inconsistent on both sides alike.  A *position preference* shows as more pairs won by
-  the first position than by the second (or the reverse); without one, each pair that a position
-  wins both times is as likely won by the first as by the second, so the exact two-sided sign
-  test (Dixon & Mood 1946) of first- against second-position wins,
-  ``p = min(1, 2 P(X <= min(f, s)))`` with ``X ~ Binomial(f + s, 1/2)``, tests it.
-* Equivalence of a paired shift ("no effect"): two one-sided tests (TOST; Schuirmann 1987)
-  against a margin ``delta``: the shift is shown to lie within ``(-delta, delta)`` when both
-  ``H0: mean <= -delta`` and ``H0: mean >= delta`` are rejected at level alpha, i.e. when the
-  ``1 - 2 alpha`` interval lies inside the margin; one-sided ("no upward shift") rejects only
-  ``mean >= delta``.  Each one-sided test is, by default (``method="robust"``), the larger p
-  value of two tests that each correct t for skew, so that it rejects only when both do:
-  (a) Student's t with Hall's (1992) cubic skewness correction of Johnson's (1978) modified t
-  (``method="hall"``): with ``u = (mean - mu0) / s`` and the sample skewness ``g = m3 / s^3``,
-  ``T = sqrt(n) (u + g / (6 n) + g u^2 / 3 + g^2 u^3 / 27)``, referred to t(n - 1).  T is
-  increasing in the mean and inverts in closed form, ``u = (3 / g) ((1 + g y)^(1/3) - 1)`` with
-  ``y = T / sqrt(n) - g / (6 n)``, which gives the interval; (b) the studentised bootstrap
-  (bootstrap-t; Efron & Tibshirani 1993, section 12.5): the t statistic of ``n_boot`` seeded
-  resamples about the observed mean is the reference distribution (a resample without spread
-  counts against rejection).  Hall's correction alone left 0.085 false "equivalent" on
-  exponential differences at n = 20, the bootstrap alone 0.106 on a bonus for 1 item in 12 at
-  n = 60; together 0.063-0.065 on exponential and 0.07-0.11 on lognormal differences (n = 20 to
-  150).  (c) **Too few items for the skew**: the one-sided test on the side of the long tail (the
-  upper test when the sample skewness ``g > 0``, the lower when ``g < 0``) is not trusted unless
-  ``n > 25 g^2``, Cochran's rule for a normal-theory interval of a mean (Cochran 1977, *Sampling
-  Techniques*, 3rd ed., section 2.15); below it that test is inconclusive (p = 1, its bound the
-  support: ``bound`` or infinity) and the result says how many items the skew asks for
-  (``items_for_skew``, ``inconclusive_reason``).  With (c) the false "equivalent" rate is at
-  most 0.053 in every setting of ``benchmarks/bench_tost_skew.py`` (exponential, lognormal and
-  gamma differences at n = 20-150, a bonus on a few items); it costs power only where the data
-  look skewed (no bias, normal differences, n = 20: 0.70 without it, 0.68 with it).  Plain t is anti-conservative on the
-  side opposite a skew: when a few items get a bonus, most samples miss them, and the
-  mean and sd are both small (one-sided false "equivalent" 0.113 at n = 60 with +0.6 on 1 item
-  in 12; ``benchmarks/bench_tost_skew.py``); ``method="t"`` keeps plain Schuirmann.
-  **No spread** (every difference equal to c): no variance can be estimated, and a difference
-  the sample missed can be as large as the scale allows.  With ``bound`` (the largest possible
-  |difference|, e.g. 1 for scores normalised to [0, 1]) the test is exact: a distribution on
-  [-bound, bound] with mean >= delta puts at least ``(delta - c) / (bound - c)`` of its mass
-  away from c, so ``P(all n equal c) <= ((bound - delta) / (bound - c))^n`` (and mirrored for
-  ``-delta``).  Without ``bound`` nothing beyond the data's resolution is known and the
-  test is not rejected (p = 1).  A confidence bound alone gives no such guarantee about power:
-  see :func:`~pytest_judgerel.stats.planning.equivalence_sample_size`.
+  orders; a judge is *consistent* on a pair when its verdict names the same answer (or a tie)
+  both times, *biased toward the first position* when it picks whichever answer is shown first
+  both times (and toward the second likewise).  Each share is a binomial proportion with a
+  Wilson interval.  Low consistency alone does not show a position bias (a judge answering at
+  random is inconsistent on both sides alike); a *position preference* is tested by the exact
+  two-sided sign test (Dixon & Mood 1946) of first- against second-position wins, ``p = min(1,
+  2 P(X <= min(f, s)))`` with ``X ~ Binomial(f + s, 1/2)``.
 * Paired shift: the mean of per-item differences ``after - before`` with Student's paired t
-  interval and test (Student 1908): the interval and the test agree (p < alpha exactly when
-  the interval excludes 0), and the mean of bounded differences is near normal for the 20 or
-  more items a probe needs.
+  interval and test (Student 1908).
+* Equivalence ("no effect"): two one-sided tests (TOST; Schuirmann 1987) against a margin
+  ``delta``: the shift lies within ``(-delta, delta)`` when both ``H0: mean <= -delta`` and ``H0:
+  mean >= delta`` are rejected at level alpha (the ``1 - 2 alpha`` interval inside the margin);
+  one-sided rejects only ``mean >= delta``.  Plain t is anti-conservative on the side opposite a
+  skew (a bonus on a few items that most samples miss), so by default (``method="robust"``) a
+  one-sided test rejects only where both Hall's skew-corrected t (:func:`_hall_t`) and the
+  studentised bootstrap (:func:`_bootstrap_t`) reject, and on the long-tail side only with
+  ``n > 25 g^2`` items (:func:`_items_for_skew`); ``benchmarks/bench_tost_skew.py`` measures its
+  false "equivalent" rate.  Without spread the test is exact given the support ``bound``
+  (:func:`_exact_constant`).  A confidence bound alone says nothing about power: see
+  :func:`~pytest_judgerel.stats.planning.equivalence_sample_size`.
 """
 
 from __future__ import annotations
@@ -63,7 +33,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
-from .interval import HasInterval
+from ._input import check_alpha
+from .interval import HasInterval, check_confidence
 from .proportion import Proportion, wilson_interval
 
 __all__ = ["VERDICTS", "PositionConsistency", "position_consistency", "sign_test_p", "PairedShift", "paired_shift",
@@ -205,15 +176,17 @@ class PairedShift(HasInterval):
 
 
 def paired_shift(before: Any, after: Any, confidence: float = 0.95) -> PairedShift:
-    """Mean of ``after - before`` over items present in both (NaN pairs dropped; needs 2 or more)."""
+    """Mean of ``after - before`` over items present in both (NaN pairs dropped; needs 2 or more).
+
+    Student's paired t interval and test agree (p < alpha exactly when the interval excludes 0);
+    the mean of bounded differences is near normal for the 20 or more items a probe needs."""
     from scipy import stats
 
     a = np.asarray(before, dtype=float).ravel()
     b = np.asarray(after, dtype=float).ravel()
     if a.shape != b.shape:
         raise ReliabilityError(f"before has {a.size} items but after has {b.size}")
-    if not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     keep = ~(np.isnan(a) | np.isnan(b))
     if np.isinf(a[keep]).any() or np.isinf(b[keep]).any():
         raise ReliabilityError("paired_shift: infinite scores")
@@ -248,7 +221,7 @@ class Equivalence:
     rule), ``"hall"`` (skew-corrected t), ``"t"`` (Student) or ``"exact"`` (no spread, with
     ``bound``); ``skewness`` is the sample skewness ``g`` used.  ``items_for_skew``: the smallest n
     with ``n > 25 g^2`` (Cochran's rule; ``"robust"`` only, else 0); ``inconclusive_reason`` says
-    why a one-sided test was not trusted (fewer items than that; module docstring).
+    why a one-sided test was not trusted (fewer items than that: :func:`_items_for_skew`).
     """
 
     mean: float
@@ -298,12 +271,16 @@ _TOST_METHODS = ("robust", "hall", "t")
 
 
 def _hall_t(u: float, g: float, n: int) -> float:
-    """Hall's (1992) monotone skew-corrected t of ``u = (mean - mu0) / s`` with skewness ``g``."""
+    """Hall's (1992) cubic skewness correction of Johnson's (1978) modified t: with ``u = (mean -
+    mu0) / s`` and the sample skewness ``g = m3 / s^3``, ``T = sqrt(n) (u + g / (6 n) + g u^2 / 3
+    + g^2 u^3 / 27)``, referred to t(n - 1).  T is increasing in the mean (:func:`_hall_u`
+    inverts it, which gives the interval)."""
     return math.sqrt(n) * (u + g / (6 * n) + g * u * u / 3 + g * g * u ** 3 / 27)
 
 
 def _hall_u(t: float, g: float, n: int) -> float:
-    """The ``u`` whose :func:`_hall_t` is ``t`` (closed-form inverse of the cubic)."""
+    """The ``u`` whose :func:`_hall_t` is ``t``: ``u = (3 / g) ((1 + g y)^(1/3) - 1)`` with ``y = t /
+    sqrt(n) - g / (6 n)`` (closed-form inverse of the cubic)."""
     y = t / math.sqrt(n) - g / (6 * n)
     if abs(g) < 1e-12:
         return y
@@ -326,8 +303,7 @@ def equivalence_test(differences: Any, margin: float, alpha: float = 0.05, two_s
 
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin > 0 or math.isinf(margin):
         raise ReliabilityError(f"the equivalence margin must be a finite number > 0, got {margin!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
-        raise ReliabilityError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
+    alpha = check_alpha(alpha)
     if method not in _TOST_METHODS:
         raise ReliabilityError(f"method must be one of {_TOST_METHODS}, got {method!r}")
     if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float))
@@ -364,7 +340,7 @@ def equivalence_test(differences: Any, margin: float, alpha: float = 0.05, two_s
         if two_sided:
             lower, lo = max(lower, b_lo), min(lo, b_low)  # type: ignore[arg-type,type-var]
         need = _items_for_skew(g)
-        if n < need and (g > 0 or two_sided):  # Cochran's rule on the long-tail side (module docstring)
+        if n < need and (g > 0 or two_sided):  # Cochran's rule on the long-tail side
             support = math.inf if bound is None else float(bound)
             if g > 0:
                 upper, hi = 1.0, max(hi, support)
@@ -382,8 +358,10 @@ _COCHRAN_FACTOR = 25.0
 
 
 def _items_for_skew(skewness: float) -> int:
-    """The smallest number of items n with ``n > 25 g^2`` (Cochran 1977, section 2.15) for sample
-    skewness ``g``: below it the equivalence test is inconclusive on the long-tail side."""
+    """The smallest number of items n with ``n > 25 g^2`` (Cochran's rule for a normal-theory
+    interval of a mean; Cochran 1977, *Sampling Techniques*, 3rd ed., section 2.15) for sample
+    skewness ``g``: below it the one-sided test on the long-tail side (the upper one when ``g >
+    0``) is inconclusive (p = 1, its bound the support: ``bound`` or infinity)."""
     return int(math.floor(_COCHRAN_FACTOR * skewness * skewness)) + 1
 
 
@@ -412,8 +390,11 @@ def _bootstrap_t(d: np.ndarray, mean: float, sd: float, margin: float, alpha: fl
 
 
 def _exact_constant(c: float, margin: float, bound: float | None, n: int) -> float:
-    """p of H0 mean >= margin when all n differences equal c: ((bound - margin) / (bound - c))^n
-    (module docstring); 1 when c >= margin or no bound is known."""
+    """p of H0 mean >= margin when all n differences equal c, where no variance can be estimated:
+    a distribution on [-bound, bound] with mean >= margin puts at least ``(margin - c) / (bound -
+    c)`` of its mass away from c, so ``P(all n equal c) <= ((bound - margin) / (bound - c))^n``.
+    1 when c >= margin or no bound is known (a difference the sample missed can then be as large
+    as the scale allows)."""
     if bound is None or c >= margin:
         return 1.0
     return float(((bound - margin) / (bound - c)) ** n)

@@ -2,46 +2,27 @@
 
 Averaging k judges whose errors have variance s^2 and mean pairwise correlation r leaves an
 error variance of ``s^2 (1 + (k - 1) r) / k`` (the variance of a mean of equicorrelated
-variables; Kish 1965, "Survey sampling", section 8.2, design effect of clustering).  The panel is
-therefore worth
+variables; Kish 1965, "Survey sampling", section 8.2, design effect of clustering), so the panel
+is worth ``k_eff = k / (1 + (k - 1) r)`` independent judges: k when the errors are uncorrelated,
+1 when they are identical (Spearman-Brown's step-up read backwards).  r is the mean of the
+pairwise Pearson correlations of the errors over the items every judge scored.  *Errors* are
+the judges' scores minus a reference:
 
-    k_eff = k / (1 + (k - 1) r)
+* with human gold (``human``), ``score_j - gold``.  Noise in the gold is an error every judge
+  shares and would inflate r; with several human raters per item its variance (the mean over
+  items of the within-item variance over the number of raters) is removed from every error
+  variance and covariance (``gold_noise``).
+* without gold, the mean of the *other* judges (leave one out; ``reference="panel"``).  Those
+  deviations sum to zero, so their correlations average about ``-1 / (k - 1)`` whatever the
+  errors: each is rescaled, ``r* = (r + 1/(k-1)) (k-1)/k``, and only the excess of judges that
+  err together against the rest (a model family) is kept, ``max(r*, 0)``.  An error the whole
+  panel shares is part of the consensus, so without gold k_eff overstates such a panel.
 
-independent judges: k when the errors are uncorrelated, 1 when they are identical.  (The same
-expression is Spearman-Brown's step-up read backwards.)
-
-*Errors* are the judges' scores minus a reference:
-
-* with human gold (``human``: one label per item, or items x human raters, averaged), the
-  error of judge j is ``score_j - gold``.  Noise in the gold is an error every judge shares
-  and would inflate r; when several human raters label each item, its variance is estimated
-  (the mean over items of the within-item variance divided by the number of raters) and
-  removed from every error variance and covariance (``gold_noise``).
-* without gold, the reference of judge j is the mean of the *other* judges (leave one out).
-  Two corrections are needed, and the result means less (``reference="panel"``): the
-  deviations of the judges from their leave-one-out means sum to zero, so their pairwise
-  correlations average about ``-1 / (k - 1)`` whatever the errors (exactly, for equal
-  variances; an independent panel has every pair there).  Each pairwise correlation is
-  rescaled, ``r* = (r + 1/(k-1)) (k-1)/k``, to read 0 for independent errors, and since the
-  average of the rescaled correlations is then about zero by construction, only the excess
-  correlation of judges that err together against the rest of the panel (a model family) is
-  kept, ``max(r*, 0)``.  An error the whole panel shares is part of the consensus and cannot
-  be seen without gold, so without gold k_eff overstates the worth of a panel that shares
-  one (it reads near k); keeping only positive excesses costs a little for independent
-  judges (6 read about 5.5 on 300 items).
-
-r is the mean of the k (k - 1) / 2 pairwise Pearson correlations over the items every judge
-scored.  **k_eff is capped at k**: ``value = k / (1 + (k - 1) max(r, 0))``, and ``capped`` says
-when r < 0.  Errors less than independent are rare for judges; a negative r comes almost always
-from the gold-noise correction, which subtracts an *estimated* noise variance from every
-covariance: with independent judges the corrected r scatters around 0, half the time below it,
-and the uncapped formula then exceeded k (8 independent judges against 3 noisy raters: mean
-9.2, max 77 at 150 items; max 2,458 at 50) and raised when r fell below -1/(k - 1) (31 of 1,000
-runs).  Capped, ``value`` is never above k and never raises for that reason; the uncapped
-``mean_error_correlation`` is kept, so a strongly negative r (e.g. below -1/(k - 1), which
-no correlation matrix can have: the noise correction is larger than the errors) stays
-visible.  A judge whose error variance falls to or below the gold noise still raises (its
-correlation is undefined).  ``benchmarks/bench_effective_judges.py`` measures both.
+**k_eff is capped at k**: ``value = k / (1 + (k - 1) max(r, 0))``, ``capped`` when r < 0 (almost
+always the gold-noise correction, an *estimated* variance subtracted from every covariance;
+uncapped, k_eff would exceed k or raise); ``mean_error_correlation`` keeps the uncapped r.  A
+judge whose error variance falls to or below the gold noise raises (its correlation is
+undefined).  ``benchmarks/bench_effective_judges.py`` measures both references.
 """
 
 from __future__ import annotations

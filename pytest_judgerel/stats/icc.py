@@ -188,7 +188,7 @@ def icc(
     """
     canon = canonical_form(form)
     x, n_omitted = _prepare(data, nan_policy, duplicates)
-    return _compute(_anova(x), (canon,), _check_confidence(confidence), n_omitted)[canon]
+    return _compute(_anova(x), (canon,), check_confidence(confidence), n_omitted)[canon]
 
 
 def icc_table(
@@ -196,7 +196,7 @@ def icc_table(
 ) -> ICCTable:
     """All six forms of :func:`icc` from one ANOVA (raises if any form is undefined)."""
     x, n_omitted = _prepare(data, nan_policy, duplicates)
-    conf = _check_confidence(confidence)
+    conf = check_confidence(confidence)
     results = _compute(_anova(x), FORMS, conf, n_omitted)
     n, k = x.shape
     return ICCTable(results=MappingProxyType(results), n=n, k=k, n_omitted=n_omitted, confidence=conf)
@@ -209,10 +209,6 @@ def _prepare(data: Any, nan_policy: str, duplicates: str) -> tuple[np.ndarray, i
     check_min_shape(x)
     x, n_omitted = drop_missing(x, nan_policy, item_ids=item_ids, rater_ids=rater_ids)
     return x, n_omitted
-
-
-def _check_confidence(confidence: float) -> float:
-    return check_confidence(confidence)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ReliabilityError
 from .icc import canonical_form
+from .interval import check_confidence
 
 __all__ = ["icc_values", "icc_statistic", "ICCStatistic"]
 
@@ -129,6 +130,5 @@ def icc_statistic(form: str = "A,1", use: str = "estimate", confidence: float = 
     """The statistic an ICC gate tests: its ``form`` and ``use`` (``"estimate"``, ``"ci_low"``, ``"ci_high"``)."""
     if use not in ("estimate", "ci_low", "ci_high"):
         raise ReliabilityError(f"use must be 'estimate', 'ci_low' or 'ci_high', got {use!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     return ICCStatistic(canonical_form(form), use, float(confidence))

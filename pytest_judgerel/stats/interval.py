@@ -15,14 +15,21 @@ from typing import Any, Iterator
 
 from pytest_judgerel.errors import ReliabilityError
 
-__all__ = ["Interval", "HasInterval", "format_estimate", "format_interval", "check_confidence"]
+__all__ = ["Interval", "HasInterval", "format_estimate", "format_interval", "check_confidence", "check_use"]
+
+
+def check_use(use: Any, allowed: tuple[str, ...]) -> str:
+    """``use`` (what a rule tests: the estimate or a bound of its interval) when it is one of ``allowed``."""
+    if use not in allowed:
+        raise ReliabilityError(f"use must be one of {allowed}, got {use!r}")
+    return str(use)
 
 
 def check_confidence(confidence: Any) -> float:
     """``confidence`` as a float strictly between 0 and 1, else a :class:`ReliabilityError`."""
     value = float(confidence) if isinstance(confidence, numbers.Real) else math.nan
     if isinstance(confidence, bool) or not 0.0 < value < 1.0:
-        raise ReliabilityError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     return value
 
 

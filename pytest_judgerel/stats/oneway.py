@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ReliabilityError
 from ._input import as_matrix
+from .interval import check_confidence
 from .icc import _ICCEstimate
 
 __all__ = ["OneWayICCResult", "icc_oneway"]
@@ -79,8 +80,7 @@ def icc_oneway(data: Any, form: str = "1,1", *, confidence: float = 0.95) -> One
 
     if form not in _FORMS:
         raise ReliabilityError(f"icc_oneway computes forms {_FORMS}, got {form!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     groups, n_omitted = _groups(data)
     a = len(groups)
     sizes = np.array([g.size for g in groups], dtype=float)

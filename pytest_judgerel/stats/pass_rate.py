@@ -9,49 +9,19 @@ Rogan & Gladen 1978; Lee et al. section 3):
 
 with q0 and q1 measured on a human-labelled calibration set (m0 truly bad items, m1 truly good
 ones).  It is defined only when q0 + q1 > 1: a judge no better than chance carries no
-information about theta.
+information about theta.  q0 is measured on the items humans failed and q1 on those they passed,
+so the interval is only as narrow as the *smaller* group allows: sample the calibration set
+stratified by human label, with at least 30 items of each.
 
-The confidence interval (``interval=``):
-
-* ``"score"`` (default): the interval of the values theta0 that a score-type test does not
-  reject.  Under H0 theta = theta0 the judge's expected pass rate is
-  ``pi0 = q1 theta0 + (1 - q0)(1 - theta0)``, so ``r = p - (1 - q0)(1 - theta0) - q1 theta0`` has
-  mean 0 and variance ``pi(1-pi)/n + (1-theta0)^2 q0(1-q0)/m0 + theta0^2 q1(1-q1)/m1`` (the
-  Fieller 1954 construction for the ratio theta = (p + q0 - 1) / (q0 + q1 - 1)).  The variances
-  are evaluated at the estimates constrained to H0 (the variance-weighted projection of
-  (p, q0, q1) onto the plane r = 0, iterated three times), as a score test evaluates them
-  under its null (Wilson 1927 for one proportion), and ``|r|`` is reduced by a quarter count of
-  each proportion (``0.25/n + (1-theta0) 0.25/m0 + theta0 0.25/m1``, half of Yates' continuity
-  correction: the counts are discrete); theta0 is kept when ``|r| / sd <= z``.
-  Evaluating them at the unconstrained estimates instead (the delta method) makes the
-  interval shortest exactly where the estimate is furthest off: with a lenient judge (q0 =
-  0.7, q1 = 0.95) at a true rate of 0.3 the lower limit of Lee et al.'s 95% interval exceeded
-  the truth in 3.0-3.6% of simulated data sets instead of 2.5%; without the continuity
-  correction the score interval's tails were 2.6-3.5%, with Yates' half count at most 1.84%
-  (coverage 0.970-0.983, wider than needed), with a quarter count at most 2.55% (2,000 data
-  sets per setting; ``benchmarks/bench_pass_rate_tails.py``, ten settings of judges, rates and
-  sizes).
-
-**The calibration set.**  q0 is measured on the items humans failed and q1 on those they
-passed, so the interval is only as narrow as the *smaller* of the two groups allows.  Drawn at
-random from a system's outputs, a calibration set of a good system holds few failed items:
-the interval's mean width was 0.77-0.82 and 2.3-4.0% of such sets left q0 + q1 <= 1 (an error);
-balanced labels (as many failed as passed items, e.g. 50 + 50) gave 0.37-0.42.  Sample the
-calibration set stratified by human label, with at least 30 items of each.
-* ``"lee"``: the plug-in delta-method interval of Lee et al. (section 4), as in their
-  reference implementation (``confidence_interval`` in UW-Madison-Lee-Lab/LLM-judge-reporting):
-  p, q0 and q1 are first smoothed (p with z^2/2 pseudo-successes out of z^2, Agresti-Coull
-  style; q0 and q1 with one pseudo-success out of two), the delta-method standard error
-
-      se = sqrt(p(1-p)/n + (1-theta)^2 q0(1-q0)/m0 + theta^2 q1(1-q1)/m1) / (q0 + q1 - 1)
-
-  adds the calibration uncertainty of q0 and q1 to the test-set uncertainty of p, and a
-  second-order bias term ``2 z^2 (theta q1(1-q1)/m1 - (1-theta) q0(1-q0)/m0)`` recentres the
-  interval; if the smoothed q0 + q1 is not above 1 the interval is the whole range [0, 1].
-
-Both ends are clipped to [0, 1], as the estimate is, and, so that ``ci_low <= value <= ci_high``
-always holds, an interval that misses the clipped estimate (possible only with a handful of
-items) is widened to include it.
+The confidence interval (``interval=``): ``"score"`` (default), the values theta0 that a
+score-type test with a continuity correction does not reject (:func:`_score_z`; the Fieller 1954
+construction for a ratio, variances under the null as in Wilson 1927), or ``"lee"``, the
+smoothed plug-in delta-method interval of Lee et al. section 4 (:func:`_lee_interval`).  The
+delta method is shortest exactly where the estimate is furthest off, so its lower limit misses
+more often than its level says; ``benchmarks/bench_pass_rate_tails.py`` measures both tails.
+Both ends are clipped to [0, 1], as the estimate is, and, so that ``ci_low <= value <=
+ci_high`` always holds, an interval that misses the clipped estimate (possible only with a
+handful of items) is widened to include it.
 """
 
 from __future__ import annotations
@@ -64,7 +34,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
-from .interval import format_estimate
+from .interval import check_confidence, format_estimate
 
 __all__ = ["JudgeCalibration", "CorrectedPassRate", "corrected_pass_rate"]
 
@@ -181,8 +151,7 @@ def corrected_pass_rate(passed: Any, n: int | None = None, *, calibration: Any,
 
     count, total = _counts(passed, n)
     cal = calibration if isinstance(calibration, JudgeCalibration) else JudgeCalibration.from_pairs(calibration)
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     if interval not in _INTERVALS:
         raise ReliabilityError(f"interval must be one of {_INTERVALS}, got {interval!r}")
     q0, q1 = cal.specificity, cal.sensitivity
@@ -198,14 +167,22 @@ def corrected_pass_rate(passed: Any, n: int | None = None, *, calibration: Any,
     raw = (p + q0 - 1) / (q0 + q1 - 1)
     value = min(1.0, max(0.0, raw))
     z = float(ndtri(1 - (1 - confidence) / 2))
-    limits = _interval if interval == "lee" else _score_interval
+    limits = _lee_interval if interval == "lee" else _score_interval
     lo, hi = limits(p, q0, q1, total, cal.n_negative, cal.n_positive, z)
     lo, hi = min(lo, value), max(hi, value)
     return CorrectedPassRate(value, lo, hi, float(confidence), p, count, total, cal, raw, interval)
 
 
-def _interval(p: float, q0: float, q1: float, n: int, m0: int, m1: int, z: float) -> tuple[float, float]:
-    """Lee et al.'s smoothed plug-in delta-method interval, clipped to [0, 1]."""
+def _lee_interval(p: float, q0: float, q1: float, n: int, m0: int, m1: int, z: float) -> tuple[float, float]:
+    """Lee et al.'s smoothed plug-in delta-method interval, clipped to [0, 1], as in their reference
+    implementation (``confidence_interval`` in UW-Madison-Lee-Lab/LLM-judge-reporting).
+
+    p, q0 and q1 are first smoothed (p with z^2/2 pseudo-successes out of z^2, Agresti-Coull
+    style; q0 and q1 with one pseudo-success out of two); the delta-method standard error
+    ``sqrt(p(1-p)/n + (1-theta)^2 q0(1-q0)/m0 + theta^2 q1(1-q1)/m1) / (q0 + q1 - 1)`` adds the
+    calibration uncertainty of q0 and q1 to the test-set uncertainty of p, and a second-order
+    bias term ``2 z^2 (theta q1(1-q1)/m1 - (1-theta) q0(1-q0)/m0)`` recentres the interval.  If
+    the smoothed q0 + q1 is not above 1 the interval is the whole range [0, 1]."""
     z2 = z * z
     ps, q0s, q1s = (n * p + z2 / 2) / (n + z2), (m0 * q0 + 1) / (m0 + 2), (m1 * q1 + 1) / (m1 + 2)
     ns, m0s, m1s = n + z2, m0 + 2, m1 + 2
@@ -221,8 +198,15 @@ def _interval(p: float, q0: float, q1: float, n: int, m0: int, m1: int, z: float
 
 
 def _score_z(theta0: float, p: float, q0: float, q1: float, sizes: np.ndarray) -> float:
-    """Signed score statistic of H0 theta = theta0: r / sd(r) with the variances at the
-    estimates constrained to r = 0 (module docstring).  Decreases in theta0."""
+    """Signed score statistic of H0 theta = theta0: r / sd(r).  Decreases in theta0.
+
+    Under H0 the judge's expected pass rate is ``pi0 = q1 theta0 + (1 - q0)(1 - theta0)``, so ``r
+    = p - (1 - q0)(1 - theta0) - q1 theta0`` has mean 0 and variance ``pi(1-pi)/n + (1-theta0)^2
+    q0(1-q0)/m0 + theta0^2 q1(1-q1)/m1`` (Fieller 1954).  The variances are evaluated at the
+    estimates constrained to H0 (the variance-weighted projection of (p, q0, q1) onto the plane
+    r = 0, iterated three times), as a score test evaluates them under its null (Wilson 1927),
+    and ``|r|`` is reduced by a quarter count of each proportion (``0.25/n + (1-theta0) 0.25/m0 +
+    theta0 0.25/m1``, half of Yates' continuity correction: the counts are discrete)."""
     g = np.array([1.0, 1.0 - theta0, -theta0])  # r = g . (p, q0, q1) - (1 - theta0)
     x = np.array([p, q0, q1])
     r = float(g @ x) - (1.0 - theta0)

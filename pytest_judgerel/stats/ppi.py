@@ -13,33 +13,14 @@ arXiv:2311.01453, mean estimation) weights the judge by a tuning parameter lambd
 
 with ``n`` labelled and ``N`` unlabelled items.  The estimate is unbiased for every fixed
 lambda, whatever the judge's bias; lambda = 0 is the classical (human-only) mean, lambda = 1
-is the original PPI.  The variance is smallest at
-
-    lambda* = Cov(Y, f) / ((1 + n/N) Var(f))
-
-(PPI++'s optimal tuning for the mean; the same expression as the ``ppi_py`` reference code),
-estimated here with Cov(Y, f) on the labelled items and Var(f) on every judge score (labelled
-and unlabelled together).  The plug-in lambda-hat is consistent, so the interval keeps its
-asymptotic coverage (PPI++'s central limit theorem for a data-dependent lambda), and the tuned
-estimate is never asymptotically worse than the human-only one.
-
-Choices of this module where the papers leave room:
-
-* lambda-hat is not clipped to [0, 1] (the ``ppi_py`` reference code clips): a judge on another
-  scale than the humans (0-10 against 1-5) needs lambda far from 1, and a negative lambda is
-  as valid as a positive one.
-* The interval uses Student's t quantile with n - 1 degrees of freedom instead of the normal
-  one: identical for many labels, a little wider for few, and at lambda = 0 exactly the
-  classical t interval of the human mean, which is what :attr:`PPIMean.classical` reports.
-* Variances are unbiased (ddof = 1).
-
-The difference of two systems (:func:`ppi_mean_difference`) applies the same estimator to
-``theta_a - theta_b``.  When the same items are labelled for both systems (``paired``) the
-rectifier is the per-item difference ``(Y_a - lambda_a f_a) - (Y_b - lambda_b f_b)``, so the
-covariance of the two systems on the shared items enters the variance; likewise for shared
-unlabelled items.  (lambda_a, lambda_b) minimise the variance jointly (the two-parameter form
-of the same minimisation: solve ``A lambda = b`` for the quadratic ``lambda' A lambda -
-2 b' lambda``; the minimum-norm solution when A is singular).
+is the original PPI.  The variance is smallest at ``lambda* = Cov(Y, f) / ((1 + n/N) Var(f))``
+(PPI++'s optimal tuning for the mean, as in the ``ppi_py`` reference code), estimated with
+Cov(Y, f) on the labelled items and Var(f) on every judge score; the plug-in lambda-hat keeps
+the interval's asymptotic coverage (PPI++'s central limit theorem for a data-dependent lambda),
+and the tuned estimate is never asymptotically worse than the human-only one.  Choices where the
+papers leave room: :func:`_estimate` and :func:`_t`.  The difference of two systems
+(:func:`ppi_mean_difference`) applies the same estimator to ``theta_a - theta_b``, with the
+covariance of shared items in its variance and both lambdas tuned jointly (:func:`_tune_pair`).
 """
 
 from __future__ import annotations
@@ -51,7 +32,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ReliabilityError
-from .interval import HasInterval, format_interval
+from .interval import HasInterval, check_confidence, format_interval
 from ._input import as_vector_or_matrix, item_means
 
 __all__ = ["HumanMean", "PPIMean", "PPIDifference", "ppi_mean", "ppi_mean_by", "ppi_mean_difference",
@@ -195,12 +176,6 @@ def _vector(data: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _confidence(confidence: Any) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    return float(confidence)
-
-
 def _lam_arg(lam: Any) -> float | None:
     if lam is None:
         return None
@@ -228,6 +203,9 @@ def _inputs(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, what: 
 
 
 def _t(confidence: float, df: int) -> float:
+    """The two-sided quantile of Student's t with ``df`` (n - 1) degrees of freedom, not the normal
+    one: identical for many labels, a little wider for few, and at lambda = 0 exactly the
+    classical t interval of the human mean (:attr:`PPIMean.classical`)."""
     from scipy import stats
 
     return float(stats.t.ppf(0.5 + confidence / 2, df))
@@ -242,6 +220,7 @@ def _classical(y: np.ndarray, confidence: float) -> HumanMean:
 
 
 def _cov(a: np.ndarray, b: np.ndarray) -> float:
+    """Unbiased (ddof = 1) covariance, as every variance of this module."""
     return float(((a - a.mean()) * (b - b.mean())).sum() / (a.size - 1))
 
 
@@ -258,7 +237,7 @@ def ppi_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, *, co
     human-only mean).  Raises :class:`~pytest_judgerel.errors.ReliabilityError` for NaN or too few
     items, a constant judge when tuning, and a zero-width interval.
     """
-    conf = _confidence(confidence)
+    conf = check_confidence(confidence)
     fixed = _lam_arg(lam)
     f, y, fu = _inputs(judge_labeled, human_labeled, judge_unlabeled)
     return _estimate(f, y, fu, conf, tuned, fixed)
@@ -266,6 +245,9 @@ def ppi_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, *, co
 
 def _estimate(f: np.ndarray, y: np.ndarray, fu: np.ndarray, conf: float, tuned: bool, fixed: float | None
               ) -> PPIMean:
+    """:func:`ppi_mean` on checked vectors.  lambda-hat is not clipped to [0, 1] (the ``ppi_py``
+    reference code clips): a judge on another scale than the humans (0-10 against 1-5) needs
+    lambda far from 1, and a negative lambda is as valid as a positive one."""
     n, N = y.size, fu.size
     if fixed is not None:
         lam, is_tuned = fixed, False
@@ -307,7 +289,7 @@ def ppi_mean_by(judge_labeled: Any, human_labeled: Any, judge_unlabeled: Any, gr
     unlabelled item j.  Each group is estimated (and tuned) on its own items; a group with too
     few labels or unlabelled items raises, naming the group.
     """
-    conf = _confidence(confidence)
+    conf = check_confidence(confidence)
     fixed = _lam_arg(lam)
     f = _vector(judge_labeled, "judge_labeled")
     y = _vector(human_labeled, "human_labeled")
@@ -363,7 +345,7 @@ def ppi_mean_difference(a: Any, b: Any, *, paired: bool = True, paired_unlabeled
     brings the covariance of the two systems into the variance, which usually narrows the
     interval a lot.  ``tuned=False`` uses lambda = (1, 1); ``lam`` fixes (lambda_a, lambda_b).
     """
-    conf = _confidence(confidence)
+    conf = check_confidence(confidence)
     pu = paired if paired_unlabeled is None else bool(paired_unlabeled)
     fa, ya, fua = _system(a, "a")
     fb, yb, fub = _system(b, "b")
@@ -425,7 +407,10 @@ def _tune_pair(fa: np.ndarray, ya: np.ndarray, fua: np.ndarray, fb: np.ndarray, 
 
     The variance is ``lambda' A lambda - 2 b' lambda + const`` with the sign of system b folded in
     (its judge enters the difference negatively); judge-score variances use every score of that
-    system, covariances between the systems the items they share.
+    system, covariances between the systems the items they share.  With the same items labelled
+    for both systems (``paired``) the rectifier is the per-item difference ``(Y_a - lambda_a f_a)
+    - (Y_b - lambda_b f_b)``; likewise for shared unlabelled items (``pu``).  The solution of ``A
+    lambda = b`` is the minimum-norm one when A is singular.
     """
     na, nb, Na, Nb = ya.size, yb.size, fua.size, fub.size
     va = float(np.concatenate([fa, fua]).var(ddof=1))
@@ -469,7 +454,7 @@ def ppi_mean_resamples(judge_labeled: Any, human_labeled: Any, judge_unlabeled: 
     separately, with replacement), vectorised: ``(values, ci_lows, ci_highs)``, NaN where a
     resample has no defined estimate (a constant judge when tuning, zero variance).  For the
     verdict stability (``p_pass``) of a gate on the estimate."""
-    conf = _confidence(confidence)
+    conf = check_confidence(confidence)
     fixed = _lam_arg(lam)
     f, y, fu = _inputs(judge_labeled, human_labeled, judge_unlabeled)
     n, N = y.size, fu.size

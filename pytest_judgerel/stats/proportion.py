@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ReliabilityError
-from .interval import HasInterval
+from .interval import HasInterval, check_confidence
 
 __all__ = ["Proportion", "wilson_interval", "ExactProportion", "clopper_pearson"]
 
@@ -52,8 +52,7 @@ def wilson_interval(count: int, n: int, confidence: float = 0.95) -> Proportion:
         raise ReliabilityError(f"wilson_interval: n must be at least 1, got {n}")
     if not 0 <= count <= n:
         raise ReliabilityError(f"wilson_interval: count must lie in 0..n={n}, got {count}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     z = float(ndtri(1 - (1 - confidence) / 2))
     p = count / n
     z2n = z * z / n
@@ -95,8 +94,7 @@ def clopper_pearson(count: int, n: int, confidence: float = 0.95) -> ExactPropor
         raise ReliabilityError(f"clopper_pearson: n must be at least 1, got {n}")
     if not 0 <= count <= n:
         raise ReliabilityError(f"clopper_pearson: count must lie in 0..n={n}, got {count}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    confidence = check_confidence(confidence)
     alpha = 1 - confidence
     lo = 0.0 if count == 0 else float(betaincinv(count, n - count + 1, alpha / 2))
     hi = 1.0 if count == n else float(betaincinv(count + 1, n - count, 1 - alpha / 2))

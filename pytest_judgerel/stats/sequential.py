@@ -1,68 +1,28 @@
 """Sequential gates: draw repeats (or items) in steps and stop once the cap's verdict is settled.
 
 A fixed gate spends its whole budget: k repeats of n items, or all N items.  A sequential gate
-takes the same budget as a **cap** and looks at the data at the points of a :class:`LookSchedule`
-(repeats 2, 3, ..., k; items in batches).  At every look before the cap it computes the
-**predictive probability** that the fixed gate, run on the cap's full data, will pass, given
-what has been seen (stochastic curtailment: Lan, Simon & Halperin 1982; the predictive form of
-Spiegelhalter, Freedman & Blackburn 1986 and Lee & Liu 2008):
+takes the same budget as a **cap** and looks at the data at the points of a :class:`LookSchedule`.
+At every look before the cap it computes the **predictive probability** that the fixed gate, run
+on the cap's full data, will pass (stochastic curtailment: Lan, Simon & Halperin 1982; the
+predictive form of Spiegelhalter, Freedman & Blackburn 1986 and Lee & Liu 2008), ``p_cap = P(fixed
+rule on (observed + the not yet drawn data) passes | observed)``, and stops with ``"pass"`` when
+``p_cap >= 1 - eps_pass``, with ``"fail"`` when ``p_cap <= eps_fail``.  At the cap the verdict
+*is* the fixed gate's rule on the cap's data (the same function, the same arguments).
 
-    p_cap = P(fixed rule on (observed + the not yet drawn data) passes | observed)
+**Guarantees.**  Never more than the cap; at the cap, the fixed verdict; where the predictive model
+is right, ``P(seq pass, fixed fail) <= eps_pass`` and ``P(seq fail, fixed pass) <= eps_fail``
+over all looks (the per-look disagreement events are disjoint).
 
-and stops with ``"pass"`` when ``p_cap >= 1 - eps_pass``, with ``"fail"`` when ``p_cap <= eps_fail``,
-and otherwise continues.  At the cap nothing is predicted: the verdict *is* the fixed gate's rule on
-the cap's data (the same function, the same arguments; ``"A,k"`` with the cap's k).
-
-**What it guarantees.**  (1) Never more than the cap.  (2) At the cap, exactly the fixed verdict.
-(3) Where the predictive model is right, a "pass" stop is wrong (the cap's verdict on the same
-answers would have been "fail") with probability at most ``eps_pass`` given the stop, and a
-"fail" stop with at most ``eps_fail``.  The events "stopped at look t and the cap would disagree"
-are disjoint over t, so over all looks together
-
-    P(sequential pass, fixed fail) <= eps_pass P(pass stop before the cap) <= eps_pass
-    P(sequential fail, fixed pass) <= eps_fail P(fail stop before the cap) <= eps_fail
-
-and the share of runs whose verdict differs from the fixed design's is at most ``max(eps_pass,
-eps_fail)``.  The first line bounds the **excess of false passes** over the fixed design whatever
-the truth (``P(seq pass) - P(fixed pass) <= P(seq pass, fixed fail) <= eps_pass``); the
-fail side only costs agreement.  So the defaults are asymmetric: a small ``eps_pass`` (0.01, the
-tolerated extra false passes) and a larger ``eps_fail`` (0.02 for the ICC rule, 0.03 for the others), which stops bad judges
-sooner; a larger fail side would also lower the pass probability of judges on the threshold, which
-the operating characteristic does not allow (at most 0.03 from the fixed gate's, both ways).  The pass-rate rule's model is exact for exchangeable items (beta-binomial),
-the ICC rule's an approximate posterior of the two-way normal model; ``benchmarks/bench_sequential.py``
-measures both on simulated judges (verdict agreement, calls, false passes at the threshold).
-
-The three rules:
-
-* :func:`icc_sequential_look` -- ICC gates over repeats (``assert_icc_above`` on items x repeats).
-  The remaining repeats are simulated from the two-way random model ``y_ij = theta_i + b_j + e_ij``
-  (McGraw & Wong 1996) with its variance components drawn from their approximate posteriors
-  (the error and item mean squares over a chi-square draw: ``SS / chi2(df)``, Box & Tiao 1973
-  section 5.2; the repeats' mean square from a conjugate posterior whose prior, with
-  :data:`OFFSET_PRIOR_DF` pseudo-df, is centred at "no offsets": ``(SS_c + nu0 EMS_e) /
-  chi2(r - 1 + nu0)``, because with 2-3 repeats the flat-prior ``SS_c / chi2(r - 1)`` has so
-  heavy a tail that good judges' ``p_cap`` read low; variance components by the ANOVA moment
-  equations, truncated at 0), the items' true means
-  drawn around their shrunken observed means (normal-normal posterior, ``B = s_a^2 /
-  (s_a^2 + s_e^2 / r)``), new repeat offsets ``b_j`` relative to the mean offset of the observed
-  repeats, and normal noise.  The fixed rule is then evaluated on each completed matrix.
-* :func:`pass_rate_sequential_look` -- the corrected pass rate (``assert_pass_rate``) over items.
-  With the calibration fixed, the fixed verdict passes exactly when the judge's pass count over
-  all N items reaches a cutoff c (:func:`pass_rate_cutoff`, found with the gate's own function),
-  so ``p_cap = P(S_remaining >= c - s)`` under the beta-binomial predictive of the unseen items
-  (Jeffreys prior Beta(1/2, 1/2) on the judge's pass probability): exact, no simulation.
-  ``p_cap`` is exactly 1 once ``s >= c`` and exactly 0 once ``s + remaining < c`` (deterministic
-  curtailment).
-* :func:`human_mean_sequential_look` -- the PPI++ human-scale mean (``assert_human_mean_above``)
-  with the unlabelled items judged in batches: the not yet judged items' scores are drawn from
-  the Bayesian-bootstrap predictive of the judged ones (Rubin 1981: Dirichlet(1, ..., 1)
-  weights on the observed scores, then the remaining scores from those weights), and
-  the PPI++ estimate (:func:`~pytest_judgerel.stats.ppi.ppi_mean`'s formula, vectorised over the
-  completions) is recomputed on each completed set (lambda re-tuned).
-
-Deterministic: the simulations use ``numpy.random.default_rng(seed)``; the same data and seed
-give the same look.  A completed data set on which the statistic is undefined counts as a fail,
-as the fixed gate fails a statistic it cannot compute.
+The rules: :func:`icc_sequential_look` (ICC gates over repeats, on a first share of the items at
+2 repeats for small caps; the rest simulated from the two-way random model with each item's own
+noise, :func:`_simulate_completions`), :func:`pass_rate_sequential_look` (the corrected pass rate
+over items, looked at from :data:`PASS_RATE_FIRST` items; the beta-binomial predictive of the
+judge's pass count under a Jeffreys prior against the cutoff of :func:`pass_rate_cutoff`: exact)
+and :func:`human_mean_sequential_look` (the PPI++ mean; the unjudged scores from the Bayesian-
+bootstrap predictive of the judged ones, Rubin 1981).  Defaults are asymmetric: ``eps_pass`` 0.01,
+``eps_fail`` 0.02 (ICC) or 0.03; a larger fail side would lower the pass probability of judges on
+the threshold by more than the 0.03 the operating characteristic allows (bench_sequential.py).
+Seeded; a completed data set whose statistic is undefined counts as a fail, as in the fixed gate.
 """
 
 from __future__ import annotations
@@ -74,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ReliabilityError
+from .interval import check_confidence, check_use
 
 __all__ = [
     "LookSchedule", "SequentialLook", "PassRateCutoff",
@@ -84,6 +45,9 @@ __all__ = [
     "ICC_EPS_PASS", "ICC_EPS_FAIL", "PASS_RATE_EPS_PASS", "PASS_RATE_EPS_FAIL",
     "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF", "ITEM_LOOK_MIN", "PASS_RATE_FIRST", "NOISE_PRIOR_DF",
 ]
+
+_USES = ("estimate", "ci_low")
+"""What a sequential gate may test: its estimate or the lower bound of its interval."""
 
 ICC_EPS_PASS = 0.01
 """Stop with "pass" when the predictive probability that the cap passes is >= 1 - eps_pass (ICC
@@ -298,18 +262,6 @@ def _check_finite(value: Any, name: str) -> float:
     return float(value)
 
 
-def _check_confidence(confidence: Any) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ReliabilityError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
-    return float(confidence)
-
-
-def _check_use(use: Any) -> str:
-    if use not in ("estimate", "ci_low"):
-        raise ReliabilityError(f"use must be 'estimate' or 'ci_low', got {use!r}")
-    return str(use)
-
-
 def _check_schedule(schedule: LookSchedule | None, default: LookSchedule, cap: int) -> LookSchedule:
     if schedule is None:
         return default
@@ -455,8 +407,17 @@ def _new_items(x: np.ndarray, cap: int, n_new: int, s_a: np.ndarray, s_e: np.nda
 
 def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Generator,
                           offset_prior_df: float = OFFSET_PRIOR_DF, n_items: int | None = None) -> np.ndarray:
-    """``n_sim`` completions (n_sim, n_items, cap) of the observed items x repeats ``x`` (module
-    docstring); ``n_items`` (default: the observed items) adds items not drawn yet (:func:`_new_items`)."""
+    """``n_sim`` completions (n_sim, n_items, cap) of the observed items x repeats ``x``; ``n_items``
+    (default: the observed items) adds items not drawn yet (:func:`_new_items`).
+
+    The two-way random model ``y_ij = theta_i + b_j + e_ij`` (McGraw & Wong 1996) with its variance
+    components drawn from their approximate posteriors (the error and item mean squares over a
+    chi-square draw, ``SS / chi2(df)``, Box & Tiao 1973 section 5.2, the error's df cut by the
+    residuals' kurtosis, :func:`_item_noise`; the repeats' mean square from the conjugate posterior
+    of :func:`_offsets_mean_square`; components by the ANOVA moment equations, truncated at 0), the
+    items' true means drawn around their shrunken observed means (normal-normal posterior, ``B =
+    s_a^2 / (s_a^2 + s_e^2 / r)``), new repeat offsets ``b_j`` relative to the mean offset of the
+    observed repeats, and normal noise with each item's variance factor."""
     n, r = x.shape
     m = cap - r
     g = float(x.mean())
@@ -548,8 +509,8 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
 
     threshold = _check_finite(threshold, "threshold")
     canon = canonical_form(form)
-    use = _check_use(use)
-    confidence = _check_confidence(confidence)
+    use = check_use(use, _USES)
+    confidence = check_confidence(confidence)
     eps_pass, eps_fail = _stop_levels(eps, eps_pass, eps_fail, ICC_EPS_PASS, ICC_EPS_FAIL)
     n_sim = _positive_int(n_sim, "n_sim")
     cap = _positive_int(cap, "cap (the repeats of the fixed design)", 2)
@@ -645,8 +606,8 @@ def pass_rate_cutoff(n_cap: int, *, min_rate: float, calibration: Any, use: str 
 
     n_cap = _positive_int(n_cap, "n_cap (the items of the fixed design)")
     min_rate = _check_finite(min_rate, "min_rate")
-    use = _check_use(use)
-    confidence = _check_confidence(confidence)
+    use = check_use(use, _USES)
+    confidence = check_confidence(confidence)
     cal = calibration if isinstance(calibration, JudgeCalibration) else JudgeCalibration.from_pairs(calibration)
 
     def ok(c: int) -> bool:
@@ -748,11 +709,11 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
     eps_pass`` (default :data:`HUMAN_MEAN_EPS_PASS`), "fail" at ``p_cap <= eps_fail``
     (:data:`HUMAN_MEAN_EPS_FAIL`), ``eps`` sets both; at the cap: the fixed rule.
     """
-    from .ppi import _confidence, _estimates_by_row, _inputs, _lam_arg, ppi_mean  # noqa: PLC2701 - its own room
+    from .ppi import _estimates_by_row, _inputs, _lam_arg, ppi_mean  # noqa: PLC2701 - its own room
 
     min_mean = _check_finite(min_mean, "min_mean")
-    use = _check_use(use)
-    confidence = _check_confidence(confidence)
+    use = check_use(use, _USES)
+    confidence = check_confidence(confidence)
     eps_pass, eps_fail = _stop_levels(eps, eps_pass, eps_fail, HUMAN_MEAN_EPS_PASS, HUMAN_MEAN_EPS_FAIL)
     n_sim = _positive_int(n_sim, "n_sim")
     cap = _positive_int(n_unlabeled_cap, "n_unlabeled_cap (the unlabelled items of the fixed design)", 2)
@@ -782,7 +743,7 @@ def human_mean_sequential_look(judge_labeled: Any, human_labeled: Any, judge_unl
                               None, seed, sched)
     rng = np.random.default_rng(seed)
     remaining = cap - seen
-    conf, fixed_lam = _confidence(confidence), _lam_arg(lam)
+    conf, fixed_lam = confidence, _lam_arg(lam)
 
     def passes_in(b: int) -> int:
         # Bayesian bootstrap (Rubin 1981): Dirichlet(1, ..., 1) weights on the judged scores, then

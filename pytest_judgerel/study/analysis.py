@@ -1,42 +1,27 @@
 """The grading-scale study of seed 001 (Li et al. 2026), end to end.
 
-For any judge models and any human-rated data sets it computes (section numbers of seed 001):
+For any judge models and any human-rated data sets it computes (section and table numbers of
+seed 001):
 
-* human panel reliability, ICC(A,1) and ICC(A,k), per benchmark and pooled over benchmarks,
-  for each scale when humans rated each scale separately (section 3.2, "Human reliability";
-  Tables 2, 3, 14, 15), and within each rater subgroup (Table 5's within-gender columns).
-  Panels whose raters are not crossed use the one-way forms on every rating
-  (:func:`pytest_judgerel.stats.icc_oneway`, the project's choice: the paper's panel is
-  fully crossed);
-* LLM panel reliability per benchmark and scale and pooled over benchmarks, models as
-  raters, ICC(A,1) and ICC(A,L), on every item the judges scored, whether or not humans
-  rated it (section 3.2, "LLM reliability": N is "the number of items scored by the LLMs";
-  Tables 2, 3, 14, 15);
-* human-LLM agreement, ICC(A,1) on the S x 2 matrix [human mean, judge mean] and nMAE
-  (section 3.1 eqs. 4-5; section 3.2, "Human-LLM agreement"): for the LLM panel mean (the
-  mean over the L judges; Tables 2 and 4a) and for each model (Table 4b), per benchmark,
-  pooled over benchmarks, per scale and per human rater subgroup (Table 5), and for each
-  sampling temperature of an ablation (section 5.3, Table 6);
-* inter-scale consistency per model and benchmark, jointly and pairwise (section 5.1,
-  Table 1);
-* the reliability illusion (section 5.2, Table 3): the pooled LLM-panel reliability passes
-  while a benchmark's LLM panel falls below the threshold; and, under its own name, the
-  same pattern for human-LLM agreement (a weak benchmark hidden by pooled agreement);
+* human panel reliability, ICC(A,1) and ICC(A,k), per benchmark, pooled, per scale and per rater
+  subgroup (section 3.2; Tables 2, 3, 5, 14, 15); panels whose raters are not crossed use the
+  one-way forms (:func:`pytest_judgerel.stats.icc_oneway`; the paper's panel is fully crossed);
+* LLM panel reliability, models as raters, ICC(A,1) and ICC(A,L), on every item the judges
+  scored (section 3.2: N is "the number of items scored by the LLMs"; Tables 2, 3, 14, 15);
+* human-LLM agreement, ICC(A,1) on [human mean, judge mean] and nMAE (section 3.1 eqs. 4-5), for
+  the panel mean (Tables 2, 4a) and each model (Table 4b), per benchmark, pooled, per scale, per
+  rater subgroup (Table 5) and per sampling temperature (section 5.3, Table 6);
+* inter-scale consistency per model and benchmark, jointly and pairwise (section 5.1, Table 1);
+* the reliability illusion (section 5.2, Table 3), for the LLM panel and for agreement;
 * the error analysis (section 5.4): items whose normalised absolute error exceeds 0.1.
 
-Every comparison is made on scores mapped linearly to [0, 1], each side by its own scale
-(section 4.3 does this across scales; within one scale it changes no ICC and turns MAE into
-nMAE).  A missing judge score (an unparseable reply, an empty cell of a data release) drops
-that item on that scale from the rows that need it and from nothing else: by default
-(:data:`MISSING_POLICIES`) from every judge's agreement rows on that scale, so the judges of
-a scale are compared on the same items, and from that judge's inter-scale consistency; it
-stays in the human panels, the other scales and the other judges' consistency, and
-:attr:`StudyResult.dropped` says where it was left out.  ``run_study`` does the LLM calls through
-:class:`~pytest_judgerel.judging.judge.Judge` (cached, concurrent) at temperature 1 by default, as
-the paper does (section 4.3); ``analyse`` takes ratings you already have, so the statistics
-run without any model (:mod:`pytest_judgerel.study.release` loads the paper's own).
+Scores are compared on [0, 1], each side mapped by its own scale (section 4.3; within one scale
+this changes no ICC and turns MAE into nMAE).  A missing judge score drops that item on that
+scale only from the rows that need it (:data:`MISSING_POLICIES`; :attr:`StudyResult.dropped`
+says where).  ``run_study`` makes the LLM calls through :class:`~pytest_judgerel.judging.judge.Judge`
+(cached, concurrent; temperature 1 as in section 4.3); ``analyse`` takes ratings you already
+have (:mod:`pytest_judgerel.study.release` loads the paper's own).
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -48,7 +48,7 @@ def fault_injection_run(n_items: int = 40, repeats: int = 2, fault_rate: float =
     (429 with Retry-After, 500, timeouts, malformed JSON, empty content); compare."""
     import numpy as np
 
-    from pytest_judgerel.llm.fake_server import FakeLLMServer, FaultPlan
+    from pytest_judgerel.testing.fake_server import FakeLLMServer, FaultPlan
 
     work = Path(workdir or tempfile.mkdtemp(prefix="judgerel-faults-"))
     items = robust_items(n_items)
@@ -117,7 +117,7 @@ def _freezing_server_class():
     successful responses, so the set of calls completed before a SIGKILL is known exactly."""
     import asyncio
 
-    from pytest_judgerel.llm.fake_server import FakeLLMServer
+    from pytest_judgerel.testing.fake_server import FakeLLMServer
 
     class FreezingServer(FakeLLMServer):
         def __init__(self, *args: Any, freeze_after: int | None = None, **kwargs: Any):

@@ -79,7 +79,7 @@ class XdistResult:
 def xdist_shared_cache_run(workers: int = 8, n_tests: int = 16, width: int = 12, stride: int = 4,
                            repeats: int = 2, latency: float = 0.05, workdir: str | None = None) -> XdistResult:
     """Run a generated suite with ``-n workers``; test k rates items [k*stride, k*stride+width)."""
-    from pytest_judgerel.llm.fake_server import FakeLLMServer
+    from pytest_judgerel.testing.fake_server import FakeLLMServer
     from pytest_judgerel.llm.cache import open_backend
     from pytest_judgerel.llm.keys import key_from_fields
     from pytest_judgerel.judging.parsing import parse_score
@@ -212,7 +212,7 @@ def secrets_run(workdir: str | None = None, showlocals: bool = False, tb: str = 
     """A pytest run (passing, failing and erroring judge tests; -l, --tb=long, DEBUG logs, JUnit
     with logs, JSON and HTML reports, history, cache) with ``OPENAI_API_KEY`` set and a Judge
     ``api_key``; its stdout/stderr are saved into the project and every file is grepped."""
-    from pytest_judgerel.llm.fake_server import FakeLLMServer, FaultPlan
+    from pytest_judgerel.testing.fake_server import FakeLLMServer, FaultPlan
 
     project = Path(workdir or tempfile.mkdtemp(prefix="judgerel-secrets-"))
     project.mkdir(parents=True, exist_ok=True)

@@ -333,8 +333,8 @@ _FAKE_FENCE = re.compile(r"\[(\s*(?:END\s+)?DATA\b[^\[\]\n]*)\]", re.IGNORECASE)
 
 def neutralize_fences(text: str) -> str:
     """``text`` with every bracketed ``[DATA ...]`` or ``[END DATA ...]`` turned into
-    ``(DATA ...)``, so item text cannot close its fence or open a new one (the defence Inspect AI
-    adopted after its issue #3603: fake data delimiters in graded text are neutralised)."""
+    ``(DATA ...)``, so item text cannot close its fence or open a new one (Inspect AI's defence
+    against fake data delimiters in graded text, https://github.com/UKGovernmentBEIS/inspect_ai/issues/3603)."""
     return _FAKE_FENCE.sub(lambda m: f"({m.group(1)})", text)
 
 

@@ -1,10 +1,9 @@
-"""Plain assertion helpers for MindEval tests (the plugin wires fixtures and markers around them).
+"""The MindEval gates (seed 004): a system's interaction score and the judge's agreement with humans.
 
 Each helper computes a metric record per statistic and ends like every gate, in
-:func:`pytest_judgerel.gates.common.finish` (the one gate conclusion,
-:mod:`pytest_judgerel.gates.conclusion`): recorded with the active recorder, an unstable pass
-fails under ``--judgerel-require-stable``, the parse-failure limit defaults to
-``--judgerel-max-parse-failures``, and a failure raises
+:func:`pytest_judgerel.gates.conclusion.finish` (the one gate conclusion): recorded with the
+active recorder, an unstable pass fails under ``--judgerel-require-stable``, the parse-failure
+limit defaults to ``--judgerel-max-parse-failures``, and a failure raises
 :class:`~pytest_judgerel.gates.conclusion.JudgeReliabilityFailure` (an ``AssertionError``) with a
 readable message, except in report-only mode, where it records and returns.
 """
@@ -15,15 +14,14 @@ import math
 from typing import Any, Sequence
 
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.gates.common import finish
-from pytest_judgerel.gates.conclusion import parse_failure_limit
+from pytest_judgerel.gates.conclusion import finish, parse_failure_limit
 from pytest_judgerel.session.recording import AgreementRecord, GroupResult, MetricRecord, MindEvalScoreRecord
 
 __all__ = ["assert_mindeval_score", "assert_judge_agrees_with_humans"]
 
 
 def _finish(records: Sequence[MetricRecord], problems: Sequence[str], title: str) -> None:
-    """End the gate (:func:`pytest_judgerel.gates.common.finish`): one message for all its records."""
+    """End the gate (:func:`pytest_judgerel.gates.conclusion.finish`): one message for all its records."""
     finish(records, None, f"{title}: " + "; ".join(problems) if problems else None)
 
 

@@ -35,11 +35,11 @@ Batches:
   (no file under ``tests/`` opened), committed before the tests for batch 3's survivors and the
   session's other new tests were merged, and measured on the suite with those tests.
 
-    python benchmarks/held_out_mutants.py                 # every batch
-    python benchmarks/held_out_mutants.py --batch 2 --jobs 2
-    python benchmarks/held_out_mutants.py --only W03,R05  # some bugs
-    python benchmarks/held_out_mutants.py --check         # every snippet applies and compiles; no tests
-    python benchmarks/held_out_mutants.py --baseline      # each test set passes without a bug
+    python tools/mutation/held_out_mutants.py                 # every batch
+    python tools/mutation/held_out_mutants.py --batch 2 --jobs 2
+    python tools/mutation/held_out_mutants.py --only W03,R05  # some bugs
+    python tools/mutation/held_out_mutants.py --check         # every snippet applies and compiles; no tests
+    python tools/mutation/held_out_mutants.py --baseline      # each test set passes without a bug
 
 Result line (the benchmarks' convention): ``held_out_mutants: measured <rate> goal >=0.90 PASS|FAIL``.
 """
@@ -58,7 +58,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOAL = 0.90
 #: tests that fail without the bug too and are deselected from one bug's run, at most (then the run counts)
 MAX_DISCOUNTED = 3
@@ -366,7 +366,7 @@ BUGS: list[Bug] = [
         "a failing gate in report-only mode returns None instead of its result"),
     # G07 re-targeted on 2026-11-27 at the code its fix left (the loop moved into conclude_not_computed):
     # the same behaviour change, so that --check and full runs apply every bug again
-    bug("G07", 2, "gates", "gates/common.py",
+    bug("G07", 2, "gates", "gates/conclusion.py",
         "        conclude_not_computed(recs, error)", "        conclude_not_computed(recs[:1], error)",
         "a statistic not computed records only the first of its records"),
     bug("S06", 2, "settings", "llm/settings.py",

@@ -1,4 +1,4 @@
-"""Equivalent mutants of benchmarks/mutation.py: the mutated program means the same thing.
+"""Equivalent mutants of tools/mutation/mutation.py: the mutated program means the same thing.
 
 Each entry: mutmut's mutant name -> (the mutated line as ``mutmut show`` prints it, the reason
 no test can tell the mutant from the original).  Two kinds of reason occur: a true equivalence

@@ -1,7 +1,6 @@
-"""Assertion helpers for bias probes and judge-error-corrected pass rates.
+"""Gates on the bias probes of :mod:`pytest_judgerel.probes`: position, length and self-preference.
 
-Like every gate (the shared machinery is :mod:`pytest_judgerel.gates.common`), each helper
-returns its result when the gate passes, raises
+Like every gate, each returns the probe's result when the gate passes, raises
 :class:`~pytest_judgerel.gates.conclusion.JudgeReliabilityFailure` (an ``AssertionError``) with a full
 explanation when it does not, and records a metric record for the session report either way;
 in report-only mode they record and never fail.  Replies that could not be parsed fail the
@@ -10,6 +9,7 @@ gate first (``max_parse_failures``, default the session's ``--judgerel-max-parse
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .common import (
@@ -17,32 +17,40 @@ from .common import (
     UNIT_RANGE,
     WORST,
     Summary,
+    Use,
     check_equivalence,
     check_threshold,
     check_use,
     fail_unparsed,
-    finish,
     gate_fields,
-    head,
+    label_prefix,
     parse_failure_lines,
     worst_lines,
 )
-from .sequential import settle_pass_rate
+from .conclusion import finish
 from .stability import attach_stability, mean_gate_stability
-from ..ratings import Ratings
-from ..stats.interval import format_estimate
-from ..session.recording import (
-    LengthBiasRecord,
-    PassRateRecord,
-    PositionBiasRecord,
-    SelfPreferenceRecord,
-    WorstItem,
-)
+from ..session.recording import LengthBiasRecord, PositionBiasRecord, SelfPreferenceRecord, WorstItem
 
-__all__ = ["assert_position_consistent", "assert_no_length_bias", "assert_no_self_preference", "assert_pass_rate"]
+__all__ = ["assert_position_consistent", "assert_no_length_bias", "assert_no_self_preference"]
 
 
 # ---------------------------------------------------------------------- position
+@dataclass(frozen=True)
+class _PositionVerdict:
+    """The three checks of the position gate on a probe's statistics: the tested consistency and
+    first-position preference (estimate or lower Wilson bound) and whether each check passed."""
+
+    tested: float
+    first_tested: float
+    ok_consistency: bool
+    ok_position: bool
+    ok_first: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.ok_consistency and self.ok_position and self.ok_first
+
+
 def assert_position_consistent(result: Any, min_consistency: float, *, use: str = "estimate",
                                alpha: float | None = 0.05, max_first_preference: float | None = None,
                                max_parse_failures: int | None = None, label: str | None = None) -> Any:
@@ -83,25 +91,41 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     if result.stats is None:
         return fail_unparsed(result, ["  no pair got a readable verdict in both orders"], "position_bias",
                              statistic, min_consistency, label)
-    s = result.stats
-    c = s.consistency
-    fp, sp = s.first_preference, s.second_preference
-    tested = c.value if use == "estimate" else c.ci_low
-    first_tested = fp.value if use == "estimate" else fp.ci_low
-    p_position = s.p_position
-    ok_consistency = tested >= min_consistency
-    ok_position = alpha is None or p_position >= alpha
-    ok_first = max_first_preference is None or first_tested <= max_first_preference
+    v = _position_verdict(result.stats, use, min_consistency, alpha, max_first_preference)
     worst: list[WorstItem] = [{"item": str(pid), "detail": _verdict_detail(f, r, o)}
                               for pid, f, r, o in result.inconsistent_pairs()[:WORST]]
+    rec = _position_record(result, v, worst, min_consistency, use, alpha, max_first_preference, label)
+    rec["passed"] = v.ok
+    if v.ok:
+        return finish(rec, result)
+    return finish(rec, result, _position_failure_lines(result, v, worst, min_consistency, use, alpha,
+                                                       max_first_preference, label))
+
+
+def _position_verdict(s: Any, use: str, min_consistency: float, alpha: float | None,
+                      max_first_preference: float | None) -> _PositionVerdict:
+    """The three checks on the probe's statistics ``s``."""
+    tested = s.consistency.value if use == "estimate" else s.consistency.ci_low
+    first_tested = s.first_preference.value if use == "estimate" else s.first_preference.ci_low
+    return _PositionVerdict(tested, first_tested, ok_consistency=tested >= min_consistency,
+                            ok_position=alpha is None or s.p_position >= alpha,
+                            ok_first=max_first_preference is None or first_tested <= max_first_preference)
+
+
+def _position_record(result: Any, v: _PositionVerdict, worst: list[WorstItem], min_consistency: float, use: Use,
+                     alpha: float | None, max_first_preference: float | None, label: str | None) -> PositionBiasRecord:
+    """The position gate's record, with the verdict stability of its three checks."""
+    s = result.stats
+    c, fp, sp = s.consistency, s.first_preference, s.second_preference
+    statistic = "position consistency"
     rec: PositionBiasRecord = {
         **gate_fields("position_bias", statistic, label, Summary(c.value, c.ci_low, c.ci_high, s.n_valid, 2),
                       min_consistency, "min", result),
         "use": use, "worst_items": worst, "confidence": c.confidence,
         "first_preference": fp.to_dict(), "second_preference": sp.to_dict(), "n_first": s.n_first,
-        "n_second": s.n_second, "p_position": p_position, "alpha": alpha, "position_preference": not ok_position,
-        "low_consistency": not ok_consistency, "n_missing": s.n_missing, "n_tie_mismatch": s.n_tie_mismatch,
-        "max_first_preference": max_first_preference,
+        "n_second": s.n_second, "p_position": s.p_position, "alpha": alpha,
+        "position_preference": not v.ok_position, "low_consistency": not v.ok_consistency,
+        "n_missing": s.n_missing, "n_tie_mismatch": s.n_tie_mismatch, "max_first_preference": max_first_preference,
         "item_scores": {str(pid): float(o != "consistent") for pid, _f, _r, o in result.verdicts if o != "missing"},
     }
     outcomes = [o for _pid, _f, _r, o in result.verdicts if o != "missing"]
@@ -115,36 +139,41 @@ def assert_position_consistent(result: Any, min_consistency: float, *, use: str 
     attach_stability(rec, mean_gate_stability(
         per_pair, min_consistency, "min", "mean" if use == "estimate" else "wilson_low", c.confidence,
         extra=extra, name=statistic))
-    ok = ok_consistency and ok_position and ok_first
-    rec["passed"] = ok
-    if ok:
-        return finish(rec, result)
+    return rec
+
+
+def _position_failure_lines(result: Any, v: _PositionVerdict, worst: list[WorstItem], min_consistency: float,
+                            use: str, alpha: float | None, max_first_preference: float | None,
+                            label: str | None) -> list[str]:
+    """The failure message of the position gate: the statistics, then each check that failed."""
+    s = result.stats
+    c, fp, sp, p_position = s.consistency, s.first_preference, s.second_preference, s.p_position
     lines = [
-        f"{head(label)}position consistency = {c.formatted()} ({c.count} of {s.n_valid} pairs keep their verdict when the answers swap)",
+        f"{label_prefix(label)}position consistency = {c.formatted()} "
+        f"({c.count} of {s.n_valid} pairs keep their verdict when the answers swap)",
         f"  the answer shown first won both orders on {s.n_first} pair(s) ({fp.formatted(3)}), "
         f"the answer shown second on {s.n_second} ({sp.value:.3f}); exact two-sided sign test "
         f"p = {p_position:.3g}; {s.n_tie_mismatch} tie in one order only",
     ]
-    if not ok_position:
+    if not v.ok_position:
         lines.append(f"  position preference: the judge significantly prefers the answer shown {s.preferred} "
                      f"({s.n_first} first vs {s.n_second} second wins, p = {p_position:.3g} < alpha {alpha:g})")
-    if not ok_consistency:
+    if not v.ok_consistency:
         what = "consistency" if use == "estimate" else "lower CI bound of the consistency"
         if alpha is None:
             cause = ""
-        elif not ok_position:
+        elif not v.ok_position:
             cause = " (the position preference above accounts for part of it)"
         else:
             cause = (f"; with no significant position preference (sign test p = {p_position:.3g}) the inconsistent "
                      "verdicts are noise (they change between calls), not a bias toward a position")
-        lines.append(f"  low consistency: the {what} {tested:.4f} is below the threshold {min_consistency}{cause}")
-    if not ok_first:
+        lines.append(f"  low consistency: the {what} {v.tested:.4f} is below the threshold {min_consistency}{cause}")
+    if not v.ok_first:
         what = "first-position preference" if use == "estimate" else "lower CI bound of the first-position preference"
-        lines.append(f"  the {what} {first_tested:.4f} exceeds max_first_preference {max_first_preference}")
+        lines.append(f"  the {what} {v.first_tested:.4f} exceeds max_first_preference {max_first_preference}")
     if s.n_missing:
         lines.append(f"  {s.n_missing} pair(s) without a readable verdict in both orders were left out")
-    lines += worst_lines(worst, "pairs whose verdict depends on the order")
-    return finish(rec, result, lines)
+    return lines + worst_lines(worst, "pairs whose verdict depends on the order")
 
 
 def _verdict_detail(forward: str | None, reverse: str | None, outcome: str) -> str:
@@ -154,6 +183,17 @@ def _verdict_detail(forward: str | None, reverse: str | None, outcome: str) -> s
 
 
 # ---------------------------------------------------------------------- length
+@dataclass(frozen=True)
+class _LengthVerdict:
+    """The length gate's decision: the tested value, whether it passed, and with
+    ``use="equivalence"`` the TOST and the items the claim needs (``plan``; None: no spread)."""
+
+    tested: float
+    ok: bool
+    tost: Any = None
+    plan: Any = None
+
+
 def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate", two_sided: bool = False,
                           alpha: float = 0.05, power: float = 0.8, max_parse_failures: int | None = None,
                           label: str | None = None) -> Any:
@@ -174,9 +214,6 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     ``-max_shift < shift < max_shift``).
     """
     __tracebackhide__ = True
-    from ..stats.bias import equivalence_test
-    from ..stats.planning import equivalence_sample_size
-
     check_threshold(max_shift, "max_shift", (-1.0, 1.0))
     use = check_use(use, ("estimate", "ci_high", "equivalence"))
     check_equivalence(use, max_shift, "max_shift", alpha)
@@ -186,50 +223,74 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
     failures = parse_failure_lines(result, max_parse_failures)
     if failures:
         return fail_unparsed(result, failures, "length_bias", statistic, max_shift, label, direction="max")
-    sh = result.shift
-    shifts = [v for v in result.item_shifts.values() if v is not None]
-    tost = plan = None
-    if use == "equivalence":
-        tost = equivalence_test(shifts, max_shift, alpha, two_sided, bound=1.0)  # shifts lie in [-1, 1]
-        tested = max(abs(tost.ci_low), abs(tost.ci_high)) if two_sided else tost.ci_high
-        ok = tost.equivalent
-        if tost.sd > 0:
-            plan = equivalence_sample_size(max_shift, tost.sd, alpha=alpha, power=power, two_sided=two_sided)
-    else:
-        if two_sided:
-            tested = abs(sh.mean) if use == "estimate" else max(abs(sh.ci_low), abs(sh.ci_high))
-        else:
-            tested = sh.mean if use == "estimate" else sh.ci_high
-        ok = tested <= max_shift
+    v = _length_verdict(result, max_shift, use, two_sided, alpha, power)
     sc = result.scale
     worst: list[WorstItem] = [
         {"item": str(i), "detail": f"{s:+.3f} of the scale range ({s * sc.range:+.3g} on {sc.name})", "shift": s}
         for i, s in result.largest_shifts(WORST)]
+    rec = _length_record(result, v, worst, max_shift, use, two_sided, alpha, label)
+    rec["passed"] = v.ok
+    if v.ok:
+        return finish(rec, result)
+    return finish(rec, result, _length_failure_lines(result, v, worst, max_shift, use, two_sided, alpha, power,
+                                                     label))
+
+
+def _length_verdict(result: Any, max_shift: float, use: str, two_sided: bool, alpha: float,
+                    power: float) -> _LengthVerdict:
+    """Compare the shift (estimate, CI bound, or TOST with ``use="equivalence"``) with ``max_shift``."""
+    from ..stats.bias import equivalence_test
+    from ..stats.planning import equivalence_sample_size
+
+    sh = result.shift
+    if use == "equivalence":
+        shifts = [v for v in result.item_shifts.values() if v is not None]
+        tost = equivalence_test(shifts, max_shift, alpha, two_sided, bound=1.0)  # shifts lie in [-1, 1]
+        tested = max(abs(tost.ci_low), abs(tost.ci_high)) if two_sided else tost.ci_high
+        plan = equivalence_sample_size(max_shift, tost.sd, alpha=alpha, power=power, two_sided=two_sided) \
+            if tost.sd > 0 else None
+        return _LengthVerdict(tested, tost.equivalent, tost, plan)
+    if two_sided:
+        tested = abs(sh.mean) if use == "estimate" else max(abs(sh.ci_low), abs(sh.ci_high))
+    else:
+        tested = sh.mean if use == "estimate" else sh.ci_high
+    return _LengthVerdict(tested, tested <= max_shift)
+
+
+def _length_record(result: Any, v: _LengthVerdict, worst: list[WorstItem], max_shift: float, use: Use,
+                   two_sided: bool, alpha: float, label: str | None) -> LengthBiasRecord:
+    """The length gate's record, with its verdict stability."""
+    sh, sc, statistic = result.shift, result.scale, "length shift"
     loss: dict[str, float | None] = {str(i): (abs(s) if two_sided else s)
                                      for i, s in result.item_shifts.items() if s is not None}
     rec: LengthBiasRecord = {
         **gate_fields("length_bias", statistic, label, Summary(sh.mean, sh.ci_low, sh.ci_high, sh.n), max_shift,
                       "max", result),
         "use": use, "two_sided": two_sided, "worst_items": worst, "confidence": sh.confidence, "p": sh.p,
-        "p_greater": sh.p_greater, "test": "TOST (skew-robust)" if tost is not None else "paired t",
+        "p_greater": sh.p_greater, "test": "TOST (skew-robust)" if v.tost is not None else "paired t",
         "scale": sc.name, "field": result.field, "length_ratio": result.length_ratio,
         "n_omitted": result.n_omitted, "item_scores": loss,
     }
-    if tost is not None:
-        rec.update({"equivalence": tost.to_dict(), "alpha": alpha})
-    if plan is not None:
-        rec["items_needed"] = plan.to_dict()
+    if v.tost is not None:
+        rec.update({"equivalence": v.tost.to_dict(), "alpha": alpha})
+    if v.plan is not None:
+        rec["items_needed"] = v.plan.to_dict()
     if use == "equivalence":  # the TOST decision is the (1 - 2 alpha) interval inside the margin
         kind, conf = ("abs_t" if two_sided else "t_high"), 1 - 2 * alpha
     else:
         kind = ("abs_mean" if use == "estimate" else "abs_t") if two_sided else ("mean" if use == "estimate" else "t_high")
         conf = sh.confidence
+    shifts = [s for s in result.item_shifts.values() if s is not None]
     attach_stability(rec, mean_gate_stability(shifts, max_shift, "max", kind, conf, name=statistic))
-    rec["passed"] = ok
-    if ok:
-        return finish(rec, result)
+    return rec
+
+
+def _length_failure_lines(result: Any, v: _LengthVerdict, worst: list[WorstItem], max_shift: float, use: str,
+                          two_sided: bool, alpha: float, power: float, label: str | None) -> list[str]:
+    """The failure message of the length gate: the shift, then why it fails."""
+    sh, sc, tost, plan = result.shift, result.scale, v.tost, v.plan
     lines = [
-        f"{head(label)}length shift = {sh.mean:+.4f} of the scale range {sh.interval.format(signed=True)}, "
+        f"{label_prefix(label)}length shift = {sh.mean:+.4f} of the scale range {sh.interval.format(signed=True)}, "
         f"paired t p = {sh.p:.3g} (n = {sh.n} items; {sh.mean * sc.range:+.3g} points on {sc.name})",
     ]
     if tost is not None:
@@ -250,11 +311,10 @@ def assert_no_length_bias(result: Any, max_shift: float, *, use: str = "estimate
                      f"length {'raised' if sh.mean > 0 else 'changed'} the judge's scores")
         what = ("|shift|" if two_sided else "shift") if use == "estimate" else \
             ("largest |CI bound|" if two_sided else "upper CI bound of the shift")
-        lines.append(f"  the {what} {tested:.4f} exceeds max_shift {max_shift}")
+        lines.append(f"  the {what} {v.tested:.4f} exceeds max_shift {max_shift}")
     if result.n_omitted:
         lines.append(f"  {result.n_omitted} item(s) without a score in both versions were left out")
-    lines += worst_lines(worst, "items whose score rose most with padding")
-    return finish(rec, result, lines)
+    return lines + worst_lines(worst, "items whose score rose most with padding")
 
 
 # ---------------------------------------------------------------------- self-preference
@@ -305,7 +365,7 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     if ok:
         return finish(rec, result)
     lines = [
-        f"{head(label)}self-preference of {result.own_model}: mean per-task rank change "
+        f"{label_prefix(label)}self-preference of {result.own_model}: mean per-task rank change "
         f"{t.formatted(3, signed=True)} over {t.n} tasks and {len(result.models)} models",
         f"  the judge ranks its own model higher than the reference on {t.n_higher} task(s), lower on "
         f"{t.n_lower}, the same on {t.n_equal} (sign test p = {t.p_sign:.3g}); leaderboard rank "
@@ -323,66 +383,3 @@ def assert_no_self_preference(result: Any, max_rank_change: float, *, use: str =
     if result.n_dropped:
         lines.append(f"  {result.n_dropped} task(s) without a score for every model were left out")
     return finish(rec, result, lines)
-
-
-# ---------------------------------------------------------------------- corrected pass rate
-def assert_pass_rate(passed: Any, n: int | None = None, *, min_rate: float, calibration: Any = None,
-                     use: str = "estimate", confidence: float = 0.95, interval: str = "score",
-                     label: str | None = None) -> Any:
-    """Assert the judge-error-corrected pass rate reaches ``min_rate``.
-
-    ``passed``/``n``/``calibration`` as for :func:`pytest_judgerel.stats.corrected_pass_rate`
-    (or ``passed`` is already a :class:`~pytest_judgerel.stats.CorrectedPassRate`, or the judge's
-    ``Ratings`` with one column on the ``0-1`` scale: the top point passes; drawn in item batches in
-    sequential mode, :mod:`pytest_judgerel.gates.sequential`).
-    ``use="ci_low"`` gates the lower confidence bound, which includes the uncertainty of the
-    judge's specificity and sensitivity; ``interval`` picks its method (``"score"``, default, or
-    Lee et al.'s ``"lee"``).  The record's ``p_pass`` is null: the interval already carries the
-    uncertainty of both the test set and the calibration set.
-    """
-    __tracebackhide__ = True
-    from ..stats.pass_rate import CorrectedPassRate, corrected_pass_rate
-
-    check_threshold(min_rate, "min_rate", UNIT_RANGE)
-    use = check_use(use, ("estimate", "ci_low"))
-    passed, n, seq = settle_pass_rate(passed, n, min_rate=min_rate, calibration=calibration, use=use,
-                                      confidence=confidence, interval=interval)  # judge Ratings: verdicts
-    if isinstance(passed, CorrectedPassRate):
-        if calibration is not None or n is not None:
-            raise ValueError("pass either a CorrectedPassRate or passed/n/calibration, not both")
-        res = passed
-    else:
-        if calibration is None:
-            raise ValueError("assert_pass_rate corrects the judge's pass rate for its errors: pass calibration="
-                             "[(judge verdict, human label), ...] from a human-labelled calibration set")
-        if isinstance(passed, Ratings):  # unparsed replies: no verdict for some items (settle_pass_rate)
-            failures = parse_failure_lines(passed, 0, "a corrected pass rate needs a verdict for every item")
-            return fail_unparsed(passed, failures, "pass_rate", "corrected pass rate", min_rate, label,
-                                 sequential=None if seq is None else seq.to_dict())
-        res = corrected_pass_rate(passed, n, calibration=calibration, confidence=confidence, interval=interval)
-    tested = res.value if use == "estimate" else res.ci_low
-    ok = tested >= min_rate if seq is None else seq.verdict(tested >= min_rate)
-    cal = res.calibration
-    rec: PassRateRecord = {
-        **gate_fields("pass_rate", "corrected pass rate", label, Summary(res.value, res.ci_low, res.ci_high, res.n),
-                      min_rate, "min", None),
-        "use": use, "confidence": res.confidence, "observed": res.observed, "passed_count": res.passed,
-        "specificity": cal.specificity, "sensitivity": cal.sensitivity, "n_negative": cal.n_negative,
-        "n_positive": cal.n_positive, "unclipped": res.unclipped, "interval_method": res.interval,
-    }
-    if seq is not None:
-        rec["sequential"] = seq.to_dict()
-    attach_stability(rec, None)  # p_pass: null, as documented: the interval carries the calibration uncertainty
-    rec["passed"] = ok
-    if ok:
-        return finish(rec, res)
-    what = "corrected pass rate" if use == "estimate" else "lower CI bound of the corrected pass rate"
-    lines = [
-        f"{head(label)}corrected pass rate = "
-        f"{format_estimate(res.value, res.ci_low, res.ci_high, res.confidence)} (the judge passed {res.passed} of {res.n} = {res.observed:.4f})",
-        f"  judge on the calibration set: specificity {cal.specificity:.3f} ({cal.n_negative} items humans "
-        f"failed), sensitivity {cal.sensitivity:.3f} ({cal.n_positive} items humans passed); "
-        "theta = (p + q0 - 1) / (q0 + q1 - 1), Lee et al. 2025",
-        seq.line() if seq is not None and seq.early else f"  the {what} {tested:.4f} is below min_rate {min_rate}",
-    ]
-    return finish(rec, res, lines)

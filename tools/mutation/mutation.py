@@ -5,9 +5,9 @@ test files that are *about* that module, in a throw-away copy of the project; pr
 module the kill rate and every surviving mutant (its changed line).  Not part of CI: a full
 run takes about half an hour on two cores.  Run it before a release:
 
-    python benchmarks/mutation.py                        # every target, one after another
-    python benchmarks/mutation.py stats/ranking.py scales.py   # a subset
-    python benchmarks/mutation.py --keep /tmp/mut        # keep the mutmut work dirs to inspect
+    python tools/mutation/mutation.py                        # every target, one after another
+    python tools/mutation/mutation.py stats/ranking.py scales.py   # a subset
+    python tools/mutation/mutation.py --keep /tmp/mut        # keep the mutmut work dirs to inspect
 
 Kill rate = (killed + timed out) / (mutants - equivalent).  "No tests" (no selected test runs
 the mutated function) counts as survived.  Equivalent mutants (the program means the same
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 PACKAGE = "pytest_judgerel"
 GOAL = 0.90
@@ -44,7 +44,7 @@ TARGETS: dict[str, list[str]] = {
                            "tests/test_stats_properties.py", "tests/test_robust_stats.py"],
     "stats/consistency.py": ["tests/test_stats_consistency.py"],
     "stats/ranking.py": ["tests/test_stats_ranking.py"],
-    "parsing.py": ["tests/test_parsing.py", "tests/test_robust_parsers.py"],
+    "judging/parsing.py": ["tests/test_parsing.py", "tests/test_robust_parsers.py"],
     "scales.py": ["tests/test_scales.py"],
     "llm/keys.py": ["tests/test_llm_keys.py"],
     "report/baseline.py": ["tests/test_report_baseline.py"],

@@ -11,7 +11,7 @@ or sits on a line one of them changes, and no two of them share a line.  Each en
 its replacement, ``what`` the behaviour that changes (each was reasoned through to be
 observable: no dead code, no message wording, no equivalent mutant).
 
-    python benchmarks/held_out_batch4.py     # every snippet occurs once, the planted file compiles
+    python tools/mutation/held_out_batch4.py     # every snippet occurs once, the planted file compiles
 
 To measure them, turn each tuple into ``bug(id, 4, kind, file, old, new, what)`` of
 ``held_out_mutants.py``.
@@ -173,18 +173,19 @@ def check() -> list[str]:
     from pathlib import Path
 
     here = Path(__file__).resolve().parent
-    package = here.parent / "pytest_judgerel"
+    package = here.parents[1] / "pytest_judgerel"
     sys.path.insert(0, str(here))
     try:
         from held_out_mutants import BUGS, MODULES
     finally:
         sys.path.remove(str(here))
+    earlier = [b for b in BUGS if b.batch < 4]  # held_out_mutants appends BATCH4 to its BUGS
     problems = []
     ids = [b[0] for b in BATCH4]
-    for dup in sorted({i for i in ids if ids.count(i) > 1} | ({b.id for b in BUGS} & set(ids))):
+    for dup in sorted({i for i in ids if ids.count(i) > 1} | ({b.id for b in earlier} & set(ids))):
         problems.append(f"{dup}: id used twice")
     lines: dict[tuple[str, int], str] = {}
-    for b in BUGS:  # the lines batches 1-3 change (where their original text is still there)
+    for b in earlier:  # the lines batches 1-3 change (where their original text is still there)
         text = (package.parent / b.file).read_text(encoding="utf-8")
         for old, _ in b.edits:
             if text.count(old) == 1:

@@ -1,22 +1,24 @@
-"""The per-process judgerel session: settings, endpoint, the shared LLM client, each test's
-:class:`~pytest_judgerel.session.recording.Recorder`, and the controller-side collection of records.
+"""The per-process judgerel session from configure to finish: settings, endpoint, the shared LLM
+client, each test's :class:`~pytest_judgerel.session.recording.Recorder`, the controller-side
+collection of records, and the report at session end.
 
 A plain object kept on ``config.stash[SESSION_KEY]``; the hooks that drive it are all in
 :mod:`pytest_judgerel.plugin`.  Workers (pytest-xdist) only attach records to their test
-reports; the controller (or the single process without xdist) collects them and writes the
-reports once, at session end.
+reports; the controller (or the single process without xdist) collects them, re-judges the drift
+anchors, and hands everything to the report layer as one plain
+:class:`~pytest_judgerel.report.build.SessionRun`, once, at session end.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from typing import Any
 
 import pytest
 
-from .options import Settings, resolve_settings
+from ..session.settings import Settings
+from .options import resolve_settings
 
 __all__ = ["JudgerelSession", "SESSION_KEY", "RECORDER_KEY", "SENT_KEY", "CALLS_KEY", "MARKER_ERRORS_KEY",
            "session_of"]
@@ -65,6 +67,13 @@ def _unknown_provider(model: str) -> str | None:
                 "ollama/llama3 or, for any OpenAI-compatible server, openai/<name> with "
                 "--judge-api-base=http://host:port/v1")
     return None
+
+
+def _mode_label(s: Settings) -> str:
+    """The header's word for a run whose gates only report (a dry run, or report-only mode)."""
+    if s.dry_run:
+        return " DRY RUN (no model is called; gates report only)"
+    return " REPORT-ONLY (assertions never fail)" if s.report_only else ""
 
 
 def session_of(config: pytest.Config) -> "JudgerelSession":
@@ -128,6 +137,11 @@ class JudgerelSession:
                 problem = _unknown_provider(endpoint.model)
                 if problem:  # litellm would refuse every call ("LLM Provider NOT provided"): say so now
                     raise pytest.UsageError(f"pytest-judgerel: {problem}")
+                from ..llm.budget import session_cap_problem
+
+                problem = session_cap_problem(endpoint.model, self.settings)
+                if problem:  # a cost cap that could not bind: say so before any call
+                    raise pytest.UsageError(f"pytest-judgerel: {problem}")
 
     # ------------------------------------------------------------ endpoint and client (the context's)
     @property
@@ -155,7 +169,7 @@ class JudgerelSession:
         """A recorder for one test, carrying the session's gate settings."""
         from ..session.recording import Recorder
 
-        return Recorder(report_only=bool(self.settings.report_only or self.settings.dry_run),
+        return Recorder(report_only=self.settings.gates_report_only,
                         max_parse_failures=int(self.settings.max_parse_failures),
                         require_stable=bool(self.settings.require_stable))
 
@@ -237,7 +251,7 @@ class JudgerelSession:
 
     def _anchors_block(self) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """The report's ``anchors`` block (record or re-judge the anchors when an anchor file is set)
-        and the calls that spent."""
+        and the calls that spent (None and no calls when no judge configuration served)."""
         from ..anchors.sample import served_by_configuration
 
         served = served_by_configuration(rec for res in self.results.values() for rec in res["records"])
@@ -262,14 +276,10 @@ class JudgerelSession:
             return self.context.resolve(model, judge.get("api_base"), None)
 
         client = self.client
-        before = client.stats.to_dict()
+        before = self.call_snapshot()
         block = check_anchors(path, pool, served, AnchorRun(client, endpoint_for,
                                                             sample_size=int(self.settings.anchor_sample)))
-        after = client.stats.to_dict()
-        spent = {k: v - (before.get(k) or 0) for k, v in after.items()
-                 if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "hit_rate"
-                 and v - (before.get(k) or 0)}
-        return block, spent
+        return block, self.call_delta(before)
 
     # ------------------------------------------------------------ collection (controller)
     def keep_partial(self, nodeid: str, records: list, calls: dict[str, Any]) -> None:
@@ -348,8 +358,7 @@ class JudgerelSession:
                         else ""))
         lines = [f"judgerel: {judge} cache={s.cache_mode} dir={s.cache_dir} backend={s.backend}"
                  + (f" ({_wire_of(s.backend, ep)})" if ep is not None else "")
-                 + (" REPORT-ONLY (assertions never fail)" if s.report_only and not s.dry_run else "")
-                 + (" DRY RUN (no model is called; gates report only)" if s.dry_run else "")
+                 + _mode_label(s)
                  + (f" budget: max {s.max_calls} calls" if s.max_calls is not None else "")
                  + (f" budget: max ${s.max_cost:g}" if s.max_cost is not None else "")]
         if ep is not None and ep.embedded:
@@ -364,35 +373,25 @@ class JudgerelSession:
         """Build the report, apply the gate and write the outputs; fail the session on a gate reason."""
         s = self.settings
         self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
-        if not self.results and not self.crashed and not (s.json or s.html or s.baseline or s.history_dir
+        if not self.results and not self.crashed and not (s.json or s.html or s.markdown or s.baseline or s.history_dir
                                                           or s.max_calls is not None or s.max_cost is not None):
             return  # nothing judged, nothing to write: keep plain pytest runs free of report imports
         from ..report.build import build_report
         from ..report.gate import apply_outputs
 
         run = self.as_run(int(exitstatus))
-        anchors: dict[str, Any] | None = None
         if not self.interrupted:  # a partial run says nothing about the judge
-            anchors, spent = self._anchors_block()
-            if spent:  # the anchors' fresh calls count in the totals (they were made)
-                import dataclasses
-
-                extra = dict(run.extra_calls)
-                for k, v in spent.items():
-                    extra[k] = extra.get(k, 0) + v
-                run = dataclasses.replace(run, extra_calls=extra)
+            run = self._with_anchors(run)
         self.report = build_report(run)
-        if anchors is not None:
-            from ..report.judge_drift import mark_judge_changes
-
-            self.report["anchors"] = anchors
-            mark_judge_changes(self.report)
         reasons = apply_outputs(run, self.report)
         if run.budget and run.budget.get("exceeded"):  # the budget stopped the run: it fails (exit 1)
             reasons = [*reasons, f"the budget stopped the run: {run.budget['exceeded']}"]
         self.gate_reasons = reasons
         if reasons and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif s.dry_run and session.exitstatus == pytest.ExitCode.TESTS_FAILED \
+                and "error" not in self.outcomes.values():
+            session.exitstatus = pytest.ExitCode.OK  # failed on placeholder answers: no verdict (the plan says so)
 
     def as_run(self, exitstatus: int | None = None):
         """This session as the report layer's plain :class:`~pytest_judgerel.report.build.SessionRun`."""
@@ -405,6 +404,17 @@ class JudgerelSession:
                           endpoint=endpoint.describe() if endpoint is not None else None,
                           extra_calls=self._extra_calls(), exitstatus=exitstatus, workers=dict(self.workers),
                           budget=self._budget_state())
+
+    def _with_anchors(self, run: Any) -> Any:
+        """``run`` with the report's ``anchors`` block; the anchors' fresh calls count in the totals
+        (they were made).  Called once the run's own calls are counted, so none counts twice."""
+        import dataclasses
+
+        anchors, spent = self._anchors_block()
+        extra = dict(run.extra_calls)
+        for k, v in spent.items():
+            extra[k] = extra.get(k, 0) + v
+        return dataclasses.replace(run, anchors=anchors, extra_calls=extra)
 
     def _budget_state(self) -> dict[str, Any] | None:
         """The run's budget counters, shared by every xdist worker (pytest_judgerel.llm.budget)."""

@@ -238,7 +238,7 @@ def test_every_cli_command_is_documented():
 
 # ------------------------------------------------------------------- (d) options, commands
 def test_every_option_mentioned_exists():
-    from pytest_judgerel.plugin.options import OPTIONS
+    from pytest_judgerel.session.settings import OPTIONS
 
     flags = {o.flag for o in OPTIONS}
     unknown = {}

@@ -203,7 +203,7 @@ def test_review_regressions_masks_duplicates_strings_and_settings_copy():
     assert Ratings.from_records(recs, duplicates="first").values[0, 0] == 4  # a score beats a missing one
     with pytest.raises(RatingsError, match="strings"):
         Ratings.from_array(["35", "42"])
-    from pytest_judgerel.plugin.options import Settings
+    from pytest_judgerel.session.settings import Settings
 
     s = Settings(model="x")
     assert copy.deepcopy(s).model == "x" and pickle.loads(pickle.dumps(s)).model == "x"

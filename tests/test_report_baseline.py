@@ -286,6 +286,16 @@ def test_report_only_reports_a_regression_without_failing(proj: pytest.Pytester)
     assert rep["report_only"] is True and rep["gate"]["status"] == "report_only"
 
 
+def test_a_dry_run_neither_fails_on_a_regression_nor_updates_the_baseline(proj: pytest.Pytester) -> None:
+    assert _run(proj, "--judgerel-update-baseline").ret == 0
+    before = (proj.path / "baseline.json").read_bytes()
+    r = _run(proj, "--judgerel-dry-run", "--judgerel-update-baseline", noise="1.5")
+    assert r.ret == 0, r.stdout.str()
+    r.stdout.fnmatch_lines(["*1 baseline regression(s), listed above*"])
+    assert (proj.path / "baseline.json").read_bytes() == before  # placeholders never become the reference
+    assert _run(proj, noise="1.5").ret == 1  # the same regression fails a real run
+
+
 def test_stale_judge_is_listed(proj: pytest.Pytester) -> None:
     assert _run(proj, "--judgerel-update-baseline").ret == 0
     r = _run(proj, model="m2")

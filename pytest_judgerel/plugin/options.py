@@ -12,7 +12,7 @@ from typing import Any
 
 from ..session.settings import OPTIONS, Opt, Settings, resolve
 
-__all__ = ["Settings", "Opt", "OPTIONS", "add_options", "resolve_settings"]
+__all__ = ["add_options", "resolve_settings"]
 
 
 def add_options(parser: Any) -> None:

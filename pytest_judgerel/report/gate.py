@@ -127,10 +127,11 @@ def apply_outputs(run: Any, report: dict[str, Any]) -> list[str]:
     ``run`` is the plain :class:`~pytest_judgerel.report.build.SessionRun` (its ``settings`` and
     ``rootpath``), never the plugin's session."""
     s = run.settings
-    report_only = bool(s.report_only)
+    report_only = bool(s.gates_report_only)  # a dry run's placeholder answers decide nothing either
     interrupted = bool((report.get("session") or {}).get("interrupted"))
     regressions, errors = evaluate_gate(report, baseline=s.baseline,
-                                        update_baseline=bool(s.update_baseline) and not interrupted,
+                                        update_baseline=bool(s.update_baseline) and not interrupted
+                                        and not s.dry_run,
                                         max_icc_drop=s.max_icc_drop, max_nmae_rise=s.max_nmae_rise,
                                         report_only=report_only)
     finalize_status(report)

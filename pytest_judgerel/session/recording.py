@@ -36,7 +36,7 @@ __all__ = ["Record", "MetricRecord", "Check", "GroupResult", "WorstItem", "Stabi
            "SequentialLookInfo", "RECORD_TYPES",
            "IccRecord", "ScaleConsistencyRecord", "AgreementRecord", "PositionBiasRecord", "LengthBiasRecord",
            "SelfPreferenceRecord", "PassRateRecord", "HumanMeanRecord", "HumanMeanDifferenceRecord",
-           "MindEvalScoreRecord", "JudgePanelRecord", "JudgeRunRecord", "RecordError", "new_record",
+           "MindEvalScoreRecord", "InjectionRecord", "JudgePanelRecord", "JudgeRunRecord", "RecordError", "new_record",
            "check_record", "record_keys", "Recorder", "active_recorder", "recording", "jsonable"]
 
 

@@ -98,7 +98,7 @@ def _failure_lines(comparison: Any, rec: PairwiseRecord, tested: Any, judged: An
     inc = rec["position_inconsistency"]
     lines = [
         f"{label_prefix(label)}{comparison.candidate} is not shown {claim} {comparison.baseline}: "
-        f"{rec['statistic']} = {format_estimate(tested.value, tested.ci_low, tested.ci_high, rec['confidence'], digits=3)}",
+        f"{rec['statistic']} = {format_estimate(tested.value, tested.ci_low, tested.ci_high, rec['confidence'], digits=3, method=judged.method if tested is judged else 'PPI++')}",
         f"  the one-sided {1 - rec['alpha']:.0%} lower bound {tested.ci_low:.3f} does not exceed {threshold:.3f} "
         f"(0.5 {'-' if rec['hypothesis'] == 'not_worse' else '+'} margin {margin:g})",
         f"  {judged.n} items, {judged.n_verdicts} verdicts ({comparison.repeats} repeat(s) x 2 orders): "

@@ -1,0 +1,149 @@
+"""Pairwise comparison gates end to end: real HTTP to a loopback chat server whose replies come
+from a per-request script reading the two answers in the prompt (and, on some items, preferring
+whatever is shown first), through the judge's client with its disk cache."""
+
+import json
+import re
+
+import pytest
+
+from pytest_judgerel import (Judge, JudgePanel, JudgeReliabilityFailure, assert_better, assert_not_worse,
+                             assert_ranking, assert_verdict_agreement)
+from pytest_judgerel.llm import LLMClient, LLMSettings
+
+N = 40
+
+
+def _answers(share_better: float, n: int = N) -> tuple[list[dict], dict, dict]:
+    """Items whose candidate answer is right on the first ``share_better`` of them (the baseline's
+    wrong there) and wrong on the rest (the baseline's right)."""
+    items, cand, base = [], {}, {}
+    for k in range(n):
+        iid = f"q{k:02d}"
+        a, b = k + 3, 2 * k + 1
+        items.append({"id": iid, "question": f"What is {a} + {b}?"})
+        right, wrong = f"{a} + {b} = {a + b}.", f"{a} + {b} = {a + b + 2}."
+        better = k < round(share_better * n)
+        cand[iid], base[iid] = (right, wrong) if better else (wrong, right)
+    return items, cand, base
+
+
+def _right(question: str, answer: str) -> bool:
+    a, b = map(int, re.findall(r"\d+", question)[:2])
+    return answer.strip().endswith(f"= {a + b}.")
+
+
+def script(request) -> str:
+    """The judge: checks both sums; on questions about 7 it prefers the first answer (position bias)."""
+    text = request.messages[-1]["content"]
+    question = re.search(r"\[Question\]\n(.*?)\n", text).group(1)
+    first = re.search(r"\[Assistant A's answer begins\]\n(.*?)\n\[", text, re.S).group(1)
+    second = re.search(r"\[Assistant B's answer begins\]\n(.*?)\n\[", text, re.S).group(1)
+    if " 7 " in question:
+        return "Assistant A answers first and well.\n[[A]]"
+    ok_a, ok_b = _right(question, first), _right(question, second)
+    if ok_a == ok_b:
+        return "Both answers are equally correct.\n[[C]]"
+    winner = "A" if ok_a else "B"
+    loser = "B" if ok_a else "A"
+    return f"Assistant {winner}'s sum is right; assistant {loser}'s sum is off by two.\n[[{winner}]]"
+
+
+@pytest.fixture
+def judge_server(fake_llm_server):
+    fake_llm_server.responder = script
+    return fake_llm_server
+
+
+def _judge(server, client, **kw):
+    return Judge(model="openai/fake", api_base=server.url, api_key="sk-test", client=client, **kw)
+
+
+def test_a_candidate_better_on_70_percent_passes_and_its_calls_replay_from_the_cache(tmp_path, judge_server):
+    items, cand, base = _answers(0.7)
+    settings = LLMSettings(cache_dir=str(tmp_path / "cache"))
+    with LLMClient(settings) as c1:
+        first = _judge(judge_server, c1).compare(items, candidate=cand, baseline=base, repeats=2)
+    assert judge_server.requests == N * 2 * 2
+    assert first.n_items == N and first.n_unreadable == 0
+    inc = first.position_inconsistency()
+    assert inc.count == 2 and inc.n == N * 2  # q04 (4 + 7) at both repeats: the first-shown answer always wins
+    result = assert_better(first, alpha=0.05)
+    assert result is first
+    with LLMClient(settings) as c2:
+        second = _judge(judge_server, c2).compare(items, candidate=cand, baseline=base, repeats=2)
+        assert c2.stats.hits == N * 4 and c2.stats.misses == 0
+    assert judge_server.requests == N * 4  # nothing new reached the server
+    assert second.outcomes() == first.outcomes()
+
+
+def test_a_worse_candidate_fails_not_worse_naming_its_worst_items_and_quoting_the_judge(tmp_path, judge_server,
+                                                                                         _private_metric_sink):
+    items, cand, base = _answers(0.3)
+    with LLMClient(LLMSettings(cache_mode="off")) as c:
+        comparison = _judge(judge_server, c).compare(items, candidate=cand, baseline=base, repeats=1,
+                                                     names=("v2", "v1"))
+    with pytest.raises(JudgeReliabilityFailure) as info:
+        assert_not_worse(comparison, margin=0.1, alpha=0.05)
+    msg = str(info.value)
+    assert "v2 is not shown no worse than v1" in msg and "one-sided 95% lower bound" in msg
+    assert "items the candidate lost most clearly" in msg
+    assert re.search(r"q12: candidate score 0\.00; judge: \"Assistant [AB]'s sum is right; assistant [AB]'s sum is "
+                     r"off by two\. \[\[[AB]\]\]\"", msg), msg
+    rec = [r for r in _private_metric_sink if r.get("kind") == "pairwise"][-1]
+    assert rec["passed"] is False and rec["hypothesis"] == "not_worse" and rec["threshold"] == pytest.approx(0.4)
+    assert rec["losses"] > rec["wins"] and len(rec["worst_items"]) == 5
+    assert all(w["item"] >= "q12" for w in rec["worst_items"])  # items 0-11 the candidate won
+    json.dumps(rec)
+
+
+def test_unreadable_verdicts_are_counted_never_guessed(tmp_path, judge_server):
+    items, cand, base = _answers(0.7, 10)
+    judge_server.responder = lambda req: "I think both are fine, maybe A?" if "What is 3 +" in req.messages[-1]["content"] \
+        else script(req)
+    with LLMClient(LLMSettings(cache_mode="off")) as c:
+        comparison = _judge(judge_server, c, reask=False).compare(items, candidate=cand, baseline=base, repeats=1)
+    assert comparison.n_unreadable == 2 and len(comparison.parse_failures) == 2
+    assert comparison.outcomes()["q00"] == [None, None] and comparison.win_rate().n_omitted == 1
+    with pytest.raises(JudgeReliabilityFailure, match="could not be parsed"):
+        assert_not_worse(comparison, max_parse_failures=0)
+    with pytest.raises(JudgeReliabilityFailure, match=r"9 items, 18 verdicts .* 2 unreadable"):
+        assert_not_worse(comparison, margin=0.2, max_parse_failures=2)  # within the limit: computed on 9 items
+
+
+def test_a_jury_keeps_each_judges_verdicts_and_names_its_rule(judge_server, _private_metric_sink):
+    items, cand, base = _answers(0.7, 30)
+    with LLMClient(LLMSettings(cache_mode="off")) as c:
+        panel = JudgePanel(_judge(judge_server, c), ["openai/m1", "openai/m2", "openai/m3"], rule="majority",
+                           tie_rule="loss")
+        comparison = panel.compare(items, candidate=cand, baseline=base)
+    assert set(comparison.per_judge) == {"openai/m1", "openai/m2", "openai/m3"}
+    assert comparison.jury.rule == "majority" and comparison.jury.tie_rule == "loss"
+    assert_better(comparison)
+    rec = [r for r in _private_metric_sink if r.get("kind") == "pairwise"][-1]
+    assert rec["jury"]["rule"] == "majority" and set(rec["jury"]["per_judge"]) == set(comparison.per_judge)
+    assert "effective_judges" in rec["jury"]
+
+
+def test_ranking_of_three_systems(judge_server):
+    items, good, bad = _answers(1.0, 30)
+    mid = {k: (good[k] if n % 2 else bad[k]) for n, k in enumerate(good)}
+    with LLMClient(LLMSettings(cache_mode="off")) as c:
+        j = _judge(judge_server, c)
+        comps = [j.compare(items, candidate=good, baseline=mid, repeats=1, names=("good", "mid")),
+                 j.compare(items, candidate=mid, baseline=bad, repeats=1, names=("mid", "bad"))]
+    fit = assert_ranking(comps, ["good", "mid", "bad"], n_boot=200)
+    assert fit.ranking() == ["good", "mid", "bad"]
+    with pytest.raises(JudgeReliabilityFailure, match="the ranking bad > mid > good is not shown"):
+        assert_ranking(comps, ["bad", "mid", "good"], n_boot=200)
+
+
+def test_verdict_agreement_gate_names_the_disagreeing_items():
+    human = {f"c{k}": k % 4 != 0 for k in range(40)}
+    judge = dict(human, c1=False, c2=False, c0=True)
+    assert_verdict_agreement(judge, human, min_ac1=0.6, min_tpr=0.8)
+    with pytest.raises(JudgeReliabilityFailure) as info:
+        assert_verdict_agreement(judge, human, min_kappa=0.95, min_tnr=0.95)
+    msg = str(info.value)
+    assert "judge passed, humans failed: c0" in msg and "judge failed, humans passed: c1, c2" in msg
+    assert "Cohen's kappa" in msg and "TNR 0.900" in msg and "base rate" in msg

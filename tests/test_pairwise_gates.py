@@ -147,3 +147,62 @@ def test_verdict_agreement_gate_names_the_disagreeing_items():
     msg = str(info.value)
     assert "judge passed, humans failed: c0" in msg and "judge failed, humans passed: c1, c2" in msg
     assert "Cohen's kappa" in msg and "TNR 0.900" in msg and "base rate" in msg
+
+
+INNER = r'''
+import re
+import pytest
+from pytest_judgerel import Judge, JudgePanel, assert_better, assert_not_worse
+
+def script(request):
+    text = request.messages[-1]["content"]
+    q = re.search(r"\[Question\]\n(.*?)\n", text).group(1)
+    total = sum(map(int, re.findall(r"\d+", q)[:2]))
+    a = re.search(r"A's answer begins\]\n(.*?)\n\[", text, re.S).group(1).endswith(f"= {total}.")
+    b = re.search(r"B's answer begins\]\n(.*?)\n\[", text, re.S).group(1).endswith(f"= {total}.")
+    return "[[C]]" if a == b else "A is right.\n[[A]]" if a else "B is right.\n[[B]]"
+
+ITEMS = [{"id": f"q{k:02d}", "question": f"What is {k + 3} + {2 * k + 1}?"} for k in range(40)]
+RIGHT = {f"q{k:02d}": f"{k + 3} + {2 * k + 1} = {3 * k + 4}." for k in range(40)}
+WRONG = {f"q{k:02d}": f"{k + 3} + {2 * k + 1} = {3 * k + 6}." for k in range(40)}
+NEW = {i: (RIGHT[i] if n < 28 else WRONG[i]) for n, i in enumerate(RIGHT)}
+OLD = {i: (WRONG[i] if n < 28 else RIGHT[i]) for n, i in enumerate(RIGHT)}
+
+@pytest.fixture
+def judge(fake_llm_server, judgerel_client):
+    fake_llm_server.responder = script
+    yield Judge(model="openai/fake", api_base=fake_llm_server.url, client=judgerel_client, repeats=2)
+    print("REQUESTS", fake_llm_server.requests)
+
+def test_prompt_change(judge):
+    assert_better(judge.compare(ITEMS, candidate=NEW, baseline=OLD), label="v2 vs v1")
+
+def test_jury(judge):
+    panel = JudgePanel(judge, ["openai/a", "openai/b", "openai/c"], rule="majority", tie_rule="loss")
+    assert_not_worse(panel.compare(ITEMS, candidate=NEW, baseline=OLD), margin=0.1)
+'''
+
+
+def test_in_a_pytest_session_the_comparison_is_reported_and_replays_from_the_cache(pytester, tmp_path, monkeypatch):
+    from pytest_judgerel.report.schema import validate_report
+
+    monkeypatch.setenv("JUDGEREL_API_KEY", "k")
+    pytester.makepyfile(test_compare=INNER)
+    cache = f"--judgerel-cache-dir={tmp_path / 'c'}"
+    first = pytester.runpytest("-s", "-p", "no:xdist", cache, "--judgerel-json=out.json")
+    first.assert_outcomes(passed=2)
+    assert "REQUESTS 160" in first.stdout.str() and "REQUESTS 240" in first.stdout.str()
+    report = json.loads((pytester.path / "out.json").read_text())
+    validate_report(report)
+    recs = sorted((r for t in report["tests"] for r in t["records"] if r["kind"] == "pairwise"),
+                  key=lambda r: r["label"] is None)
+    assert [r["label"] for r in recs] == ["v2 vs v1", None]
+    assert recs[0]["value"] == pytest.approx(0.7) and recs[0]["hypothesis"] == "better"
+    assert recs[1]["jury"]["rule"] == "majority" and recs[1]["jury"]["tie_rule"] == "loss"
+    assert "win rate" in first.stdout.str()
+    assert re.search(r"jury: test_compare.py::test_jury: PASS by a jury of 3 \(openai/a, openai/b, openai/c\), "
+                     r"rule majority \(tie rule: loss\); (worth \d\.\d independent judges|effective number of judges n/a)",
+                     first.stdout.str()), first.stdout.str()
+    second = pytester.runpytest("-s", "-p", "no:xdist", cache, "--judgerel-cache-mode=replay")
+    second.assert_outcomes(passed=2)
+    assert "REQUESTS 0" in second.stdout.str()

@@ -10,7 +10,8 @@ only when both orders agree) shrinks towards 0.5, which would flatter a worse ca
 Interval: exact Clopper-Pearson (1934) when every item has one verdict and none is a tie (a
 binomial count); otherwise the studentized cluster bootstrap over items (bootstrap-t, Efron &
 Tibshirani 1993, "An Introduction to the Bootstrap", ch. 12.5; items resampled with all their
-verdicts, Field & Welsh 2007, JRSS-B 69, for clustered data).  A one-sided level-alpha test takes
+verdicts, Field & Welsh 2007, JRSS-B 69, for clustered data; the percentile interval when item
+scores are nearly constant and t is undefined in many resamples).  A one-sided level-alpha test takes
 the lower bound of the two-sided ``1 - 2 alpha`` interval.  :func:`ppi_win_rate` is the PPI++
 estimate of the human win rate (Angelopoulos et al. 2023, arXiv 2311.01453) from human preference
 labels on a subset of items.
@@ -42,7 +43,8 @@ class WinRate(HasInterval):
 
     ``wins``/``ties``/``losses`` count readable verdicts; ``n_verdicts`` their total;
     ``n_omitted`` items had no readable verdict; ``item_scores`` each item's mean score;
-    ``method`` ``"Clopper-Pearson"`` or ``"cluster bootstrap-t"``."""
+    ``method`` ``"Clopper-Pearson"``, ``"cluster bootstrap-t"``, ``"cluster bootstrap (percentile)"``
+    or ``"Clopper-Pearson (no spread)"`` (see :func:`win_rate`)."""
 
     value: float
     ci_low: float
@@ -117,8 +119,7 @@ def win_rate(outcomes: Any, *, confidence: float = 0.95, n_boot: int = N_BOOT, s
     if all(a.size == 1 for _, a in keep) and ties == 0:
         lo, hi, method = *_exact(wins, n, conf), "Clopper-Pearson"
     else:
-        lo, hi = _bootstrap_t(scores, conf, n_boot, seed)
-        method = "cluster bootstrap-t"
+        lo, hi, method = _bootstrap_t(scores, conf, n_boot, seed)
     return WinRate(value, lo, hi, conf, n, int(flat.size), wins, ties, losses, method, len(ids) - n,
                    {i: float(a.mean()) for i, a in keep})
 
@@ -130,31 +131,36 @@ def _exact(count: int, n: int, conf: float) -> tuple[float, float]:
     return cp.ci_low, cp.ci_high
 
 
-def _bootstrap_t(scores: np.ndarray, conf: float, n_boot: int, seed: int) -> tuple[float, float]:
-    """Studentized bootstrap interval of the mean of ``scores`` (items resampled).  A sample with
-    no spread (every item the same score) has no standard error: its interval is the exact one of
-    the counts it implies (floor and ceiling of ``mean * n`` wins of ``n``)."""
+def _bootstrap_t(scores: np.ndarray, conf: float, n_boot: int, seed: int) -> tuple[float, float, str]:
+    """Studentized bootstrap interval of the mean of ``scores`` (items resampled) and its method.
+    When more than alpha/4 of the resamples have no spread (nearly constant item scores: their t is
+    undefined) it is the percentile interval of the resampled means instead.  A sample with no
+    spread at all has no standard error: its interval is the exact one of the counts it implies
+    (floor and ceiling of ``mean * n`` wins of ``n``)."""
     n = scores.size
     mean = float(scores.mean())
     se = float(scores.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
     if se == 0.0:
         lo, _ = _exact(int(math.floor(mean * n + 1e-9)), n, conf)
         _, hi = _exact(int(math.ceil(mean * n - 1e-9)), n, conf)
-        return min(lo, mean), max(hi, mean)
+        return min(lo, mean), max(hi, mean), "Clopper-Pearson (no spread)"
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
         raise ReliabilityError(f"n_boot must be an integer >= 100, got {n_boot!r}")
     rng = np.random.default_rng(seed)
     draws = scores[rng.integers(0, n, size=(n_boot, n))]
     m = draws.mean(axis=1)
     s = draws.std(axis=1, ddof=1) / math.sqrt(n)
+    alpha = 1 - conf
+    if float((s == 0).mean()) > alpha / 4:  # nearly constant scores: t has no distribution, take percentiles
+        lo, hi = np.quantile(m, [alpha / 2, 1 - alpha / 2])
+        return max(0.0, min(float(lo), mean)), min(1.0, max(float(hi), mean)), "cluster bootstrap (percentile)"
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(s > 0, (m - mean) / s, np.sign(m - mean) * np.inf)
     t = np.nan_to_num(t, nan=0.0)
-    alpha = 1 - conf
     q_lo, q_hi = np.quantile(t, [alpha / 2, 1 - alpha / 2], method="higher")
     lo = mean - float(q_hi) * se if math.isfinite(q_hi) else 0.0
     hi = mean - float(q_lo) * se if math.isfinite(q_lo) else 1.0
-    return max(0.0, min(lo, mean)), min(1.0, max(hi, mean))
+    return max(0.0, min(lo, mean)), min(1.0, max(hi, mean)), "cluster bootstrap-t"
 
 
 def ppi_win_rate(item_scores: Mapping[str, float], human: Mapping[str, Any], *, confidence: float = 0.95) -> Any:

@@ -206,3 +206,29 @@ def test_in_a_pytest_session_the_comparison_is_reported_and_replays_from_the_cac
     second = pytester.runpytest("-s", "-p", "no:xdist", cache, "--judgerel-cache-mode=replay")
     second.assert_outcomes(passed=2)
     assert "REQUESTS 0" in second.stdout.str()
+
+
+def test_a_dry_run_plans_the_comparison_without_calling_and_the_budget_caps_it(tmp_path, judge_server):
+    from pytest_judgerel.errors import BudgetExceededError
+
+    items, cand, base = _answers(0.7, 12)
+    with LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"), dry_run=True)) as c:
+        planned = _judge(judge_server, c).compare(items, candidate=cand, baseline=base, repeats=2)
+    assert judge_server.requests == 0
+    assert planned.n_unreadable == 0 and len(planned.verdicts) == 24  # placeholders that parse
+    with LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"), max_calls=10)) as c:
+        with pytest.raises(BudgetExceededError):
+            _judge(judge_server, c).compare(items, candidate=cand, baseline=base, repeats=2)
+    assert judge_server.requests <= 10
+
+
+def test_a_comparison_is_a_baseline_metric_with_item_scores(judge_server, _private_metric_sink):
+    from pytest_judgerel.report.metrics import metric_points
+
+    items, cand, base = _answers(0.7, 20)
+    with LLMClient(LLMSettings(cache_mode="off")) as c:
+        assert_not_worse(_judge(judge_server, c).compare(items, candidate=cand, baseline=base, repeats=1),
+                         label="v2 vs v1")
+    [point] = metric_points([r for r in _private_metric_sink if r.get("kind") == "pairwise"])
+    assert point.name == "win rate [v2 vs v1]" and point.direction == "min" and point.value == pytest.approx(13.5 / 20)  # q04 is a position-biased draw
+    assert point.item_scores["q00"] == 0.0 and point.item_scores["q19"] == 1.0  # loss per item, for the paired test

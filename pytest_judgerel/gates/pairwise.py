@@ -94,12 +94,13 @@ def _compare_gate(comparison: Any, hypothesis: Literal["not_worse", "better"], m
 def _failure_lines(comparison: Any, rec: PairwiseRecord, tested: Any, judged: Any, threshold: float,
                    label: str | None) -> list[str]:
     claim = "no worse than" if rec["hypothesis"] == "not_worse" else "better than"
-    margin = rec["margin"]
+    margin, alpha = rec["margin"], rec["alpha"] or 0.0
     inc = rec["position_inconsistency"]
+    method = judged.method if tested is judged else "PPI++"
     lines = [
-        f"{label_prefix(label)}{comparison.candidate} is not shown {claim} {comparison.baseline}: "
-        f"{rec['statistic']} = {format_estimate(tested.value, tested.ci_low, tested.ci_high, rec['confidence'], digits=3, method=judged.method if tested is judged else 'PPI++')}",
-        f"  the one-sided {1 - rec['alpha']:.0%} lower bound {tested.ci_low:.3f} does not exceed {threshold:.3f} "
+        f"{label_prefix(label)}{comparison.candidate} is not shown {claim} {comparison.baseline}: {rec['statistic']} = "
+        f"{format_estimate(tested.value, tested.ci_low, tested.ci_high, rec['confidence'], digits=3, method=method)}",
+        f"  the one-sided {1 - alpha:.0%} lower bound {tested.ci_low:.3f} does not exceed {threshold:.3f} "
         f"(0.5 {'-' if rec['hypothesis'] == 'not_worse' else '+'} margin {margin:g})",
         f"  {judged.n} items, {judged.n_verdicts} verdicts ({comparison.repeats} repeat(s) x 2 orders): "
         f"{judged.wins} wins, {judged.ties} ties, {judged.losses} losses, {comparison.n_unreadable} unreadable; "
@@ -158,9 +159,9 @@ def assert_ranking(comparisons: Sequence[Any], expected: Sequence[str], *, margi
             raise ReliabilityError(f"expected names systems no comparison covers: {unknown}")
     except ReliabilityError as exc:
         return not_computed(source, "ranking", "Bradley-Terry P(next beaten)", threshold, label, exc)
-    adjacent = [{"better": a, "worse": b, "p": fit.win_probability[(a, b)][0], "ci": list(fit.win_probability[(a, b)][1:])}
-                for a, b in zip(expected, expected[1:])]
-    low = min(adj["ci"][0] for adj in adjacent)
+    pairs = [(a, b, *fit.win_probability[(a, b)]) for a, b in zip(expected, expected[1:])]
+    adjacent: list[dict[str, Any]] = [{"better": a, "worse": b, "p": p, "ci": [lo, hi]} for a, b, p, lo, hi in pairs]
+    low = min(lo for *_, lo, _hi in pairs)
     rec: RankingRecord = {
         **gate_fields("ranking", "Bradley-Terry P(next beaten)", label,
                       Summary(low, None, None, fit.n, len(fit.systems)), threshold, "min", source),
@@ -168,12 +169,12 @@ def assert_ranking(comparisons: Sequence[Any], expected: Sequence[str], *, margi
         "expected": list(expected), "ranking": fit.ranking(), "strength": dict(fit.strength), "adjacent": adjacent,
     }
     attach_stability(rec, None)
-    bad = [adj for adj in adjacent if not adj["ci"][0] > threshold]
+    bad = [(a, b, p, lo) for a, b, p, lo, _hi in pairs if not lo > threshold]
     rec["passed"] = not bad
     if not bad:
         return finish(rec, fit)
     lines = [f"{label_prefix(label)}the ranking {' > '.join(expected)} is not shown "
              f"(Bradley-Terry over {fit.n} items; fitted order {' > '.join(fit.ranking())}):"]
-    lines += [f"  P({adj['better']} beats {adj['worse']}) = {adj['p']:.3f}, one-sided {1 - alpha:.0%} lower bound "
-              f"{adj['ci'][0]:.3f} <= {threshold:.3f}" for adj in bad]
+    lines += [f"  P({a} beats {b}) = {p:.3f}, one-sided {1 - alpha:.0%} lower bound {lo:.3f} <= {threshold:.3f}"
+              for a, b, p, lo in bad]
     return finish(rec, fit, lines)

@@ -18,7 +18,7 @@ from .conclusion import finish
 from .stability import attach_stability
 from ..errors import ReliabilityError
 from ..ratings import Ratings
-from ..session.recording import Check, VerdictAgreementRecord
+from ..session.recording import Check, VerdictAgreementRecord, WorstItem
 
 __all__ = ["assert_verdict_agreement"]
 
@@ -31,6 +31,8 @@ def _verdicts(source: Any) -> Mapping[str, Any]:
     if isinstance(source, Ratings):
         if source.values.shape[1] != 1:
             raise ValueError("judge Ratings for verdict agreement must have one column (rate with repeats=1)")
+        if source.scale is None:
+            raise ValueError("judge Ratings for verdict agreement need a scale: its top point is a pass")
         top = source.scale.high
         return {str(i): (None if v != v else bool(v == top)) for i, v in zip(source.item_ids, source.values[:, 0])}
     if isinstance(source, Mapping):
@@ -84,8 +86,7 @@ def assert_verdict_agreement(judge_verdicts: Any, human_verdicts: Any, *, min_ka
         "tpr": None if res.tpr is None else res.tpr.to_dict(), "tnr": None if res.tnr is None else res.tnr.to_dict(),
         "base_rate": res.base_rate.to_dict(), "observed": res.observed, "confusion": dict(res.confusion),
         "false_pass": list(res.false_pass), "false_fail": list(res.false_fail), "n_omitted": res.n_omitted,
-        "worst_items": [{"item": i, "detail": "judge pass, human fail"} for i in res.false_pass[:5]]
-        + [{"item": i, "detail": "judge fail, human pass"} for i in res.false_fail[:5]],
+        "worst_items": _disagreeing(res),
     }
     attach_stability(rec, None)
     ok = all(c["passed"] for c in checks)
@@ -93,6 +94,11 @@ def assert_verdict_agreement(judge_verdicts: Any, human_verdicts: Any, *, min_ka
     if ok:
         return finish(rec, res)
     return finish(rec, res, _lines(res, checks, use, label))
+
+
+def _disagreeing(res: Any) -> list[WorstItem]:
+    out: list[WorstItem] = [{"item": i, "detail": "judge pass, human fail"} for i in res.false_pass[:5]]
+    return out + [{"item": i, "detail": "judge fail, human pass"} for i in res.false_fail[:5]]
 
 
 def _lines(res: Any, checks: list[Check], use: str, label: str | None) -> list[str]:

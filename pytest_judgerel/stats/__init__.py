@@ -65,6 +65,12 @@ _EXPORTS: dict[str, str] = {
     "human_mean_sequential_look": "sequential", "SequentialLook": "sequential", "LookSchedule": "sequential",
     "repeats_schedule": "sequential", "items_schedule": "sequential", "pass_rate_cutoff": "sequential",
     "PassRateCutoff": "sequential", "icc_fixed_verdict": "sequential", "FixedVerdict": "sequential",
+    # pairwise.py, bradley_terry.py, verdict_agreement.py, jury.py
+    "win_rate": "pairwise", "WinRate": "pairwise", "ppi_win_rate": "pairwise", "consistent_verdict": "pairwise",
+    "BradleyTerry": "bradley_terry",
+    "cohens_kappa": "verdict_agreement", "gwet_ac1": "verdict_agreement",
+    "VerdictAgreement": "verdict_agreement", "Coefficient": "verdict_agreement",
+    "combine_verdicts": "jury", "JuryVerdicts": "jury", "JURY_RULES": "jury",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -79,7 +85,7 @@ def __getattr__(name: str) -> Any:
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
                 "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
                 "anchor_drift", "anchor_noise", "cusum", "drift_attribution", "_json", "interval",
-                "sequential"):  # "icc" is the function
+                "sequential", "pairwise", "bradley_terry", "verdict_agreement", "jury"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -189,7 +189,7 @@ def test_in_a_pytest_session_the_comparison_is_reported_and_replays_from_the_cac
     monkeypatch.setenv("JUDGEREL_API_KEY", "k")
     pytester.makepyfile(test_compare=INNER)
     cache = f"--judgerel-cache-dir={tmp_path / 'c'}"
-    first = pytester.runpytest("-s", "-p", "no:xdist", cache, "--judgerel-json=out.json")
+    first = pytester.runpytest("-s", "-p", "no:xdist", cache, "--judgerel-json=out.json", "--judgerel-html=out.html")
     first.assert_outcomes(passed=2)
     assert "REQUESTS 160" in first.stdout.str() and "REQUESTS 240" in first.stdout.str()
     report = json.loads((pytester.path / "out.json").read_text())
@@ -203,6 +203,8 @@ def test_in_a_pytest_session_the_comparison_is_reported_and_replays_from_the_cac
     assert re.search(r"jury: test_compare.py::test_jury: PASS by a jury of 3 \(openai/a, openai/b, openai/c\), "
                      r"rule majority \(tie rule: loss\); (worth \d\.\d independent judges|effective number of judges n/a)",
                      first.stdout.str()), first.stdout.str()
+    html = (pytester.path / "out.html").read_text()
+    assert "Verdicts of juries" in html and "rule majority (tie rule: loss)" in html
     second = pytester.runpytest("-s", "-p", "no:xdist", cache, "--judgerel-cache-mode=replay")
     second.assert_outcomes(passed=2)
     assert "REQUESTS 0" in second.stdout.str()
@@ -232,3 +234,16 @@ def test_a_comparison_is_a_baseline_metric_with_item_scores(judge_server, _priva
     [point] = metric_points([r for r in _private_metric_sink if r.get("kind") == "pairwise"])
     assert point.name == "win rate [v2 vs v1]" and point.direction == "min" and point.value == pytest.approx(13.5 / 20)  # q04 is a position-biased draw
     assert point.item_scores["q00"] == 0.0 and point.item_scores["q19"] == 1.0  # loss per item, for the paired test
+
+
+def test_human_labels_on_a_subset_make_the_gate_test_the_ppi_human_win_rate(judge_server, _private_metric_sink):
+    items, cand, base = _answers(0.7, 40)
+    with LLMClient(LLMSettings(cache_mode="off")) as c:
+        comparison = _judge(judge_server, c).compare(items, candidate=cand, baseline=base, repeats=1)
+    # humans label 20 items and side with the candidate on fewer than the judge does
+    human = {f"q{k:02d}": ("candidate" if k < 14 and k % 3 else "baseline") for k in range(0, 40, 2)}
+    with pytest.raises(JudgeReliabilityFailure, match=r"human win rate \(PPI\+\+\) = [0-9.]+ \[90% PPI\+\+ CI"):
+        assert_better(comparison, human=human)
+    rec = [r for r in _private_metric_sink if r.get("kind") == "pairwise"][-1]
+    assert rec["statistic"] == "human win rate (PPI++)" and rec["human"]["n_labeled"] == 20
+    assert rec["value"] < rec["judge_win_rate"]["value"]

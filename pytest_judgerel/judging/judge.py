@@ -26,22 +26,8 @@ from ..session.recording import active_recorder, new_record
 from ..errors import ConfigError
 from ..ratings import Ratings
 from ..scales import Scale, ScaleLike, number_text
+from .items import JudgeFailure, item_rows
 
-
-@dataclass(frozen=True)
-class JudgeFailure:
-    """One reply that could not be read as a score (kept with the raw text)."""
-
-    item: str
-    rater: str
-    cause: str
-    message: str
-    reply: str
-    reasked: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"item": self.item, "rater": self.rater, "cause": self.cause, "message": self.message,
-                "reply": self.reply, "reasked": self.reasked}
 
 
 @dataclass(frozen=True)
@@ -320,6 +306,11 @@ class Judge:
             for t in temperatures
         }
 
+    def compare(self, items: Any, *, candidate: Any, baseline: Any, repeats: int | None = None, **kw: Any) -> Any:
+        """Each pair in both orders ``repeats`` times: :func:`pytest_judgerel.judging.compare.compare`."""
+        from .compare import compare
+        return compare(self, items, candidate=candidate, baseline=baseline, repeats=repeats or self._n_repeats, **kw)
+
     def rate_all_axes(self, items: Any, repeats: int | None = None) -> dict[str, Ratings]:
         """For multi-criteria templates: one Ratings per axis from the same calls."""
         if not self.axes:
@@ -496,16 +487,32 @@ def served_and_anchor_calls(judge: Judge, rows, calls, out, reasked) -> dict[str
 # ---------------------------------------------------------------------- panel
 @dataclass
 class JudgePanel:
-    """Several judge models with one configuration (seed 001's LLM panel)."""
+    """Several judge models with one configuration (seed 001's LLM panel); as a jury, ``compare``
+    combines their pairwise verdicts by ``rule`` (:data:`pytest_judgerel.stats.jury.JURY_RULES`;
+    ``tie_rule`` for ``majority``; ``weights``, each judge's measured agreement with humans, for
+    ``weighted``)."""
 
     judge: Judge
     models: Sequence[str]
+    rule: str = "majority"
+    tie_rule: str = "tie"
+    weights: Mapping[str, float] | None = None
 
     def rate(self, items: Any, repeats: int = 1) -> Ratings:
         return self.judge.rate_panel(items, self.models, repeats=repeats)
 
     def judges(self) -> list[Judge]:
         return [self.judge.with_(model=m) for m in self.models]
+
+    def compare(self, items: Any, *, candidate: Any, baseline: Any, repeats: int = 1, rule: str | None = None,
+                tie_rule: str | None = None, **kwargs: Any) -> Any:
+        """Every model's pairwise comparison combined per item by the jury rule (the panel's unless
+        given): :func:`pytest_judgerel.judging.compare.compare_panel`; per-judge verdicts are kept."""
+        from .compare import compare_panel
+
+        return compare_panel({str(m): j for m, j in zip(self.models, self.judges())}, items,
+                             rule=rule or self.rule, tie_rule=tie_rule or self.tie_rule, weights=self.weights,
+                             candidate=candidate, baseline=baseline, repeats=repeats, **kwargs)
 
 
 # ---------------------------------------------------------------------- grammar
@@ -549,36 +556,6 @@ def _gesc(text: str) -> str:
 
 
 # ---------------------------------------------------------------------- items
-def item_rows(items: Any) -> list[tuple[str, Mapping[str, Any]]]:
-    """Normalise items to [(item id, fields)]; ids from 'id'/'item_id' or the position.
-
-    Accepts a sequence of mappings, a mapping ``{id: fields}`` or an object with an
-    ``items`` list (e.g. a :class:`~pytest_judgerel.judging.datasets.HumanDataset`).
-    """
-    if not isinstance(items, Mapping):
-        inner = getattr(items, "items", None)
-        if inner is not None and not callable(inner):
-            items = inner
-    if isinstance(items, Mapping):
-        rows = [(str(k), v) for k, v in items.items()]
-    else:
-        rows = []
-        for n, it in enumerate(items):
-            if not isinstance(it, Mapping):
-                raise ConfigError(f"item {n} must be a mapping of template fields, got {type(it).__name__}")
-            iid = getattr(it, "id", None)
-            if iid is None or callable(iid):
-                iid = it.get("id", it.get("item_id", n))
-            rows.append((str(iid), it))
-    if not rows:
-        raise ConfigError("no items to rate")
-    ids = [r[0] for r in rows]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise ConfigError(f"duplicate item id {dup!r}")
-    return rows
-
-
 def _item_groups(rows: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, list[str]]:
     """Item groups shared by every item: a ``groups`` mapping (data-set items) or
     ``group``/``benchmark`` fields."""

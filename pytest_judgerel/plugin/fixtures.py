@@ -72,7 +72,8 @@ def panel_from_node(node: Any, client: Any, settings: Any, endpoint: Any = None)
     mark = node.get_closest_marker("judge_panel")
     if mark is None:
         raise ConfigError(f"{node.nodeid}: the judge_panel fixture needs @pytest.mark.judge_panel('model-a', ...)")
-    return JudgePanel(judge_from_node(node, client, settings, endpoint=endpoint), list(mark.args))
+    return JudgePanel(judge_from_node(node, client, settings, endpoint=endpoint), list(mark.args),
+                      **{k: v for k, v in mark.kwargs.items() if k in ("rule", "tie_rule")})
 
 
 # ---------------------------------------------------------------------- fixtures

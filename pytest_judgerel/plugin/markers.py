@@ -103,8 +103,16 @@ def _repeats_args(args: tuple, kwargs: dict) -> Iterator[str]:
 
 
 def _panel_args(args: tuple, kwargs: dict) -> Iterator[str]:
-    if kwargs or not args or not all(isinstance(m, str) and m for m in args):
-        yield "takes one or more model names, e.g. judge_panel('a/m1', 'b/m2')"
+    from ..stats.jury import JURY_RULES, TIE_RULES
+
+    if not args or not all(isinstance(m, str) and m for m in args):
+        yield "takes one or more model names, e.g. judge_panel('a/m1', 'b/m2', rule='majority', tie_rule='tie')"
+    for key, value in kwargs.items():
+        allowed = {"rule": JURY_RULES, "tie_rule": TIE_RULES}.get(key)
+        if allowed is None:
+            yield f"unknown keyword {key!r}: takes rule= and tie_rule= besides the model names"
+        elif value not in allowed:
+            yield f"{key}={value!r} is not one of {list(allowed)}"
 
 
 #: The markers, by name: the one home of their signatures, help, types and checks.  The
@@ -126,7 +134,9 @@ MARKERS: dict[str, MarkerSpec] = {spec.name: spec for spec in (
                check_args=_scale_args),
     MarkerSpec("axis", "name", "the criterion the judge grades, e.g. 'coherence'", check_args=_axis_args),
     MarkerSpec("repeats", "n", "how many times the judge rates each item", check_args=_repeats_args),
-    MarkerSpec("judge_panel", "*models", "models of the `judge_panel` fixture", check_args=_panel_args),
+    MarkerSpec("judge_panel", "*models, rule='majority', tie_rule='tie'", "models of the `judge_panel` fixture; "
+               "rule combines their verdicts in `judge_panel.compare` (mean, median, majority, unanimity, weighted); "
+               "tie_rule settles a split majority (tie, loss, win)", check_args=_panel_args),
     MarkerSpec("patients", "n=5, seed=0, severity=None, turns=20, variant=None, max_tokens=None",
                "parametrize over sampled MindEval patient profiles; severity 'severe' or 'non_severe'; turns "
                "even; variant 'default', 'no_format' or 'role_only'; max_tokens caps each patient and clinician "

@@ -88,7 +88,7 @@ def position_bias(judge: Any, pairs: Any, *, template: Any = None,
     from ..judging.judge import JudgeFailure, item_rows
     from ..stats.bias import position_consistency
     from ..judging.templates import render
-    from .pairwise import build_request, judge_pairs, pairwise_fingerprint, pairwise_template
+    from ..judging.pairwise import build_request, judge_pairs, pairwise_fingerprint, pairwise_template
 
     if len(fields) != 2 or fields[0] == fields[1]:
         raise ConfigError(f"fields must name the two answer fields to swap, got {fields!r}")

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .baseline import status_word
 from .judge_drift import anchors_html
-from .metrics import is_metric_record, panel_warnings
+from .metrics import is_metric_record, jury_lines, panel_warnings
 from .terminal import sequential_line, sequential_rows, sequential_totals, totals_line
 from .fmt import fmt_number
 from .verdict import checks, record_verdict
@@ -380,6 +380,10 @@ def render_html(report: Mapping[str, Any]) -> str:
     if panels:
         banners.append("<div class='banner soft'>Judge panels worth fewer than half their members:<ul>" + "".join(
             f"<li>{escape(w)}</li>" for w in panels) + "</ul></div>")
+    juries = jury_lines(report)
+    if juries:
+        banners.append("<div class='banner ok'>Verdicts of juries (rule, effective number of judges):<ul>" + "".join(
+            f"<li>{escape(w)}</li>" for w in juries) + "</ul></div>")
     endpoint = (report.get("settings") or {}).get("endpoint") or {}
     if endpoint.get("embedded") and endpoint.get("used", True):
         banners.append(f"<div class='banner soft'>The judge model {escape(str(endpoint.get('model')))} is the "

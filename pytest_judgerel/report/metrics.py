@@ -130,3 +130,24 @@ def panel_warnings(report: Mapping[str, Any]) -> list[str]:
                        f"judges (mean error correlation {r if r is not None else float('nan'):.2f} against "
                        f"{against}): fewer than half its members")
     return out
+
+
+def jury_lines(report: Mapping[str, Any]) -> list[str]:
+    """One line per comparison a jury decided: its judges, its rule (and tie rule) and the effective
+    number of independent judges beside the verdict (:mod:`pytest_judgerel.stats.jury`)."""
+    out = []
+    for t in report.get("tests") or []:
+        for rec in t.get("records") or []:
+            jury = rec.get("jury")
+            if not isinstance(jury, Mapping):
+                continue
+            judges = [str(j) for j in jury.get("judges") or []]
+            rule = str(jury.get("rule")) + (f" (tie rule: {jury.get('tie_rule')})" if jury.get("tie_rule") else "")
+            eff = _num(jury.get("effective_judges"))
+            worth = (f"worth {eff:.1f} independent judges" if eff is not None
+                     else f"effective number of judges n/a ({jury.get('effective_note') or 'not computed'})")
+            label = f" [{rec.get('label')}]" if rec.get("label") else ""
+            verdict = "PASS" if rec.get("passed") else "FAIL"
+            out.append(f"{t.get('nodeid')}{label}: {verdict} by a jury of {len(judges)} ({', '.join(judges)}), "
+                       f"rule {rule}; {worth}")
+    return out

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 from .baseline import status_word
 from .fmt import fmt_number
 from .judge_drift import write_anchor_lines
-from .metrics import is_metric_record, panel_warnings
+from .metrics import is_metric_record, jury_lines, panel_warnings
 from .verdict import checks, record_verdict
 
 _MAX_LISTED = 10
@@ -308,6 +308,8 @@ def write_summary(tr: Any, report: Mapping[str, Any], reasons: Sequence[str], se
                           "pytest.raises); it does not fail the session.", cyan=True)
     for line in panels:
         tr.write_line(f"judge panel warning: {line}", yellow=True)
+    for line in jury_lines(report):
+        tr.write_line(f"jury: {line}")
     tr.write_line(totals_line(totals))
     _write_sequential(tr, report)
     write_anchor_lines(tr, report)  # the drift anchors' status, server changes (judge_drift)

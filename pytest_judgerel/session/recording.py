@@ -36,7 +36,8 @@ __all__ = ["Record", "MetricRecord", "Check", "GroupResult", "WorstItem", "Stabi
            "SequentialLookInfo", "RECORD_TYPES",
            "IccRecord", "ScaleConsistencyRecord", "AgreementRecord", "PositionBiasRecord", "LengthBiasRecord",
            "SelfPreferenceRecord", "PassRateRecord", "HumanMeanRecord", "HumanMeanDifferenceRecord",
-           "MindEvalScoreRecord", "InjectionRecord", "JudgePanelRecord", "JudgeRunRecord", "RecordError", "new_record",
+           "MindEvalScoreRecord", "InjectionRecord", "PairwiseRecord", "RankingRecord",
+           "VerdictAgreementRecord", "JudgePanelRecord", "JudgeRunRecord", "RecordError", "new_record",
            "check_record", "record_keys", "Recorder", "active_recorder", "recording", "jsonable"]
 
 
@@ -315,6 +316,56 @@ class MindEvalScoreRecord(MetricRecord, total=False):
     """``mindeval_score``: :func:`~pytest_judgerel.mindeval.assert_mindeval_score` (the base fields)."""
 
 
+class PairwiseRecord(MetricRecord, total=False):
+    """``pairwise``: :func:`~pytest_judgerel.assert_not_worse` and :func:`~pytest_judgerel.assert_better`
+    (the value is the candidate's win rate, ties split; the threshold 0.5 - margin or 0.5 + margin)."""
+
+    hypothesis: Literal["not_worse", "better"]
+    margin: float | None
+    alpha: float | None
+    candidate: str
+    baseline: str
+    wins: int
+    ties: int
+    losses: int
+    n_verdicts: int
+    n_unreadable: int
+    repeats: int
+    interval_method: str
+    position_inconsistency: dict[str, Any] | None  # stats.proportion's Proportion.to_dict()
+    judge_win_rate: dict[str, Any]  # with human labels: the judge's own win rate (stats.pairwise's WinRate.to_dict())
+    human: dict[str, Any]  # with human labels: the PPI++ estimate's details (n labelled, lambda)
+    jury: dict[str, Any]  # a panel's comparison: stats.jury's JuryVerdicts.to_dict() (rule, per-judge verdicts)
+
+
+class RankingRecord(MetricRecord, total=False):
+    """``ranking``: :func:`~pytest_judgerel.assert_ranking` (the value is the smallest lower bound
+    of P(a system beats the next one in the expected order) under Bradley-Terry)."""
+
+    margin: float | None
+    alpha: float | None
+    expected: list[str]
+    ranking: list[str]
+    strength: dict[str, float | None]
+    adjacent: list[dict[str, Any]]
+
+
+class VerdictAgreementRecord(MetricRecord, total=False):
+    """``verdict_agreement``: :func:`~pytest_judgerel.assert_verdict_agreement` (the value is Cohen's
+    kappa; ``checks`` holds every threshold given)."""
+
+    kappa: dict[str, Any] | None
+    ac1: dict[str, Any]
+    tpr: dict[str, Any] | None
+    tnr: dict[str, Any] | None
+    base_rate: dict[str, Any]
+    observed: float | None
+    confusion: dict[str, int]
+    false_pass: list[str]
+    false_fail: list[str]
+    thresholds: dict[str, float | None]
+
+
 class JudgePanelRecord(Record, total=False):
     """``judge_panel`` (not a metric): how many independent judges a panel is worth."""
 
@@ -349,6 +400,9 @@ RECORD_TYPES: dict[str, type] = {
     "human_mean": HumanMeanRecord,
     "human_mean_difference": HumanMeanDifferenceRecord,
     "mindeval_score": MindEvalScoreRecord,
+    "pairwise": PairwiseRecord,
+    "ranking": RankingRecord,
+    "verdict_agreement": VerdictAgreementRecord,
     "judge_panel": JudgePanelRecord,
     "judge_run": JudgeRunRecord,
 }

@@ -68,6 +68,12 @@ _EXPORTS: dict[str, str] = {
     "pass_rate_schedule": "sequential",
     # sequential_plan.py
     "plan_icc": "sequential_plan", "plan_pass_rate": "sequential_plan", "PlannedCalls": "sequential_plan",
+    # pairwise.py, bradley_terry.py, verdict_agreement.py, jury.py
+    "win_rate": "pairwise", "WinRate": "pairwise", "ppi_win_rate": "pairwise", "consistent_verdict": "pairwise",
+    "BradleyTerry": "bradley_terry",
+    "cohens_kappa": "verdict_agreement", "gwet_ac1": "verdict_agreement",
+    "VerdictAgreement": "verdict_agreement", "Coefficient": "verdict_agreement",
+    "combine_verdicts": "jury", "JuryVerdicts": "jury", "JURY_RULES": "jury",
 }
 # Submodules whose names other helpers own; their public names resolve lazily too.
 _OTHER_SUBMODULES = ("ranking",)
@@ -82,7 +88,8 @@ def __getattr__(name: str) -> Any:
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
                 "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
                 "anchor_drift", "anchor_noise", "cusum", "drift_attribution", "_json", "interval",
-                "sequential", "sequential_plan"):  # "icc" is the function
+                "sequential", "sequential_plan", "pairwise", "bradley_terry", "verdict_agreement",
+                "jury"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -35,7 +35,7 @@ from ...errors import ConfigError
 from ...scales import Scale, ScaleLike, number_text
 
 #: replies that carry scores (parsed by :mod:`pytest_judgerel.judging.parsing`), and every output a
-#: template may declare (``pairwise``: an A/B/tie verdict, parsed by ``probes.pairwise``)
+#: template may declare (``pairwise``: an A/B/tie verdict, parsed by ``judging.pairwise``)
 SCORE_OUTPUTS = ("number", "json", "axes")
 OUTPUT_FORMATS = SCORE_OUTPUTS + ("pairwise",)
 

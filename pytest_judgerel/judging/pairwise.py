@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigError, ParseError
-from ..judging.parsing import quote_reply
+from .parsing import quote_reply
 
 __all__ = ["PAIRWISE_TEMPLATE", "PAIRWISE_CAUSES", "parse_pairwise_verdict", "pairwise_template",
            "PAIRWISE_GRAMMAR"]
@@ -84,7 +84,7 @@ def parse_pairwise_verdict(reply: Any) -> str:
 
 def pairwise_template(spec: Any = None, fields: Sequence[str] = ("answer_a", "answer_b")) -> Any:
     """The pairwise template ``spec`` (default: the shipped MT-Bench one), checked for ``fields``."""
-    from ..judging.templates import load_template
+    from .templates import load_template
 
     t = load_template(Path(PAIRWISE_TEMPLATE) if spec is None else spec)
     if t.output != "pairwise":

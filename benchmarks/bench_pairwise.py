@@ -1,0 +1,160 @@
+"""Benchmark: the pairwise non-inferiority gate keeps its error rates under position bias and ties.
+
+Run: python benchmarks/bench_pairwise.py [--quick] [--designs N] [--reps R] [--seed S]
+
+Simulation with known truth.  Designs are drawn with a fixed seed from this domain:
+
+* items n: 100-300; repeats k: 1-3 (each pair judged k times in each order);
+* tie rate t: 0-0.30 (a verdict is a tie with probability t);
+* position bias b: 0.50-0.60 (between equal answers the one shown first wins a share b of the
+  non-tie verdicts: logit P(first wins) = logit p + logit b);
+* item heterogeneity: P(candidate better | no tie) p_i ~ Beta(c mu, c (1 - mu)), c in 2-10;
+* margin m: 0.05-0.10; alpha = 0.05.
+
+The truth is the population win rate with ties split, both orders averaged:
+``W = t / 2 + (1 - t) E[(sigma(l + beta) + sigma(l - beta)) / 2]``, ``l = logit p``, ``beta =
+logit b``, found by quadrature; mu is solved so that W is exactly the value wanted.
+
+Goals (the issue's):
+1. at the margin (W = 0.5 - m) the gate (``assert_not_worse``'s rule: the one-sided 1 - alpha lower
+   bound of :func:`pytest_judgerel.stats.pairwise.win_rate` > 0.5 - m) passes at most alpha + 0.01
+   of data sets, pooled over designs, and no design's rate is significantly above it (its exact
+   99% lower bound <= alpha + 0.01);
+2. power >= 0.8 in every design at the stated effect W = 0.55 (the candidate wins 55%, ties split);
+   the power for equal systems (W = 0.5, a distance of only the margin) is printed as INFO: it
+   needs more items than some designs have;
+3. judging one order only (the candidate always shown first; the anchor is the both-orders gate of
+   the same run) visibly fails goal 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import integrate, optimize, stats
+
+from pytest_judgerel.stats.pairwise import win_rate
+from pytest_judgerel.stats.proportion import clopper_pearson
+
+ALPHA = 0.05
+EFFECT = 0.55
+
+
+@dataclass(frozen=True)
+class Design:
+    n: int
+    repeats: int
+    tie: float
+    bias: float
+    conc: float
+    margin: float
+
+    def __str__(self) -> str:
+        return (f"n={self.n:3d} k={self.repeats} ties={self.tie:.2f} bias={self.bias:.2f}/{1 - self.bias:.2f} "
+                f"c={self.conc:4.1f} margin={self.margin:.3f}")
+
+
+def draw_designs(count: int, seed: int) -> list[Design]:
+    rng = np.random.default_rng(seed)
+    return [Design(int(rng.integers(100, 301)), int(rng.integers(1, 4)), float(rng.uniform(0, 0.30)),
+                   float(rng.uniform(0.5, 0.6)), float(rng.uniform(2, 10)), float(rng.uniform(0.05, 0.10)))
+            for _ in range(count)]
+
+
+def _sigmoid(x: np.ndarray | float) -> np.ndarray | float:
+    return 1 / (1 + np.exp(-x))
+
+
+def true_win_rate(mu: float, d: Design) -> float:
+    """W for a mean ``mu`` of p, by quadrature over the Beta's quantiles (a bounded integrand)."""
+    beta = math.log(d.bias / (1 - d.bias))
+    dist = stats.beta(d.conc * mu, d.conc * (1 - mu))
+
+    def f(u: float) -> float:
+        p = min(max(float(dist.ppf(u)), 1e-15), 1 - 1e-15)
+        lp = math.log(p / (1 - p))
+        return (float(_sigmoid(lp + beta)) + float(_sigmoid(lp - beta))) / 2
+
+    inner = integrate.quad(f, 0, 1, limit=200, epsabs=1e-10)[0]
+    return d.tie / 2 + (1 - d.tie) * inner
+
+
+def solve_mu(target: float, d: Design) -> float:
+    return float(optimize.brentq(lambda m: true_win_rate(m, d) - target, 1e-4, 1 - 1e-4, xtol=1e-12))
+
+
+def simulate(d: Design, mu: float, rng: np.random.Generator, both_orders: bool) -> list[np.ndarray]:
+    """Per item the candidate's verdict scores (1, 0.5, 0): k repeats x (2 or 1) orders."""
+    beta = math.log(d.bias / (1 - d.bias))
+    p = rng.beta(d.conc * mu, d.conc * (1 - mu), size=d.n)
+    lp = np.log(np.clip(p, 1e-12, 1 - 1e-12) / np.clip(1 - p, 1e-12, 1))
+    orders = [beta, -beta] if both_orders else [beta]  # +beta: the candidate shown first
+    cols = []
+    for shift in orders:
+        pw = _sigmoid(lp + shift)[:, None]
+        u = rng.random((d.n, d.repeats))
+        tie = rng.random((d.n, d.repeats)) < d.tie
+        cols.append(np.where(tie, 0.5, (u < pw).astype(float)))
+    return list(np.concatenate(cols, axis=1))
+
+
+def passes(outcomes: list[np.ndarray], margin: float, seed: int) -> bool:
+    wr = win_rate(outcomes, confidence=1 - 2 * ALPHA, seed=seed)
+    return wr.ci_low > 0.5 - margin
+
+
+def rate(d: Design, target: float, reps: int, seed: int, both_orders: bool) -> tuple[int, int]:
+    mu = solve_mu(target, d)
+    rng = np.random.default_rng(seed)
+    hits = sum(passes(simulate(d, mu, rng, both_orders), d.margin, seed + r) for r in range(reps))
+    return hits, reps
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="4 designs x 200 data sets")
+    ap.add_argument("--designs", type=int, default=8)
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=20261128)
+    args = ap.parse_args(argv)
+    n_designs, reps = (4, 200) if args.quick else (args.designs, args.reps)
+    designs = draw_designs(n_designs, args.seed)
+    print(f"pairwise non-inferiority gate: {n_designs} designs x {reps} data sets, alpha={ALPHA}, seed {args.seed}")
+    rows = []
+    for i, d in enumerate(designs):
+        fp = rate(d, 0.5 - d.margin, reps, args.seed + 10 * i, True)
+        pw = rate(d, EFFECT, reps, args.seed + 10 * i + 1, True)
+        one = rate(d, 0.5 - d.margin, reps, args.seed + 10 * i + 2, False)
+        even = rate(d, 0.5, reps, args.seed + 10 * i + 3, True)
+        rows.append((d, fp, pw, one))
+        print(f"  {d}: false pass {fp[0] / reps:.3f}  power@W={EFFECT} {pw[0] / reps:.3f}  "
+              f"(INFO power@W=0.50 {even[0] / reps:.3f})  one-order false pass {one[0] / reps:.3f}", flush=True)
+    return report(rows, reps)
+
+
+def report(rows: list, reps: int) -> int:
+    limit = ALPHA + 0.01
+    total = len(rows) * reps
+    pooled = sum(r[1][0] for r in rows) / total
+    worst = max(rows, key=lambda r: r[1][0])
+    worst_low = clopper_pearson(worst[1][0], reps, 0.98).ci_low  # one-sided 99% lower bound
+    one_pooled = sum(r[3][0] for r in rows) / total
+    min_power = min(r[2][0] / reps for r in rows)
+    ok1 = pooled <= limit and worst_low <= limit
+    ok2 = min_power >= 0.8
+    one_fails = one_pooled > limit
+    ratio = one_pooled / pooled if pooled > 0 else float("inf")
+    print(f"{'PASS' if ok1 else 'FAIL'} false-pass rate at the margin, both orders: pooled {pooled:.4f} <= "
+          f"{limit:.2f}; worst design {worst[1][0] / reps:.3f} (exact 99% lower bound {worst_low:.3f} <= {limit:.2f})")
+    print(f"{'PASS' if ok2 else 'FAIL'} power >= 0.8 at W = {EFFECT}: smallest over designs {min_power:.3f}")
+    print(f"{'PASS' if one_fails else 'FAIL'} one order only visibly fails goal 1: pooled false-pass rate "
+          f"{one_pooled:.4f} > {limit:.2f} ({ratio:.1f}x the both-orders anchor of this run)")
+    return 0 if ok1 and ok2 and one_fails else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

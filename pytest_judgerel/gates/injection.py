@@ -201,7 +201,7 @@ def _failure_lines(result: Any, w: Any, worst: str, fam_records: dict[str, dict[
                  f"({format_estimate(pooled.value, pooled.ci_low, pooled.ci_high, digits=3)})")
     flipped = result.flipped()
     if flipped:
-        lines.append("  attacks that flipped (item|family|variant: clean -> attacked):")
+        lines.append("  attacks that flipped (item|family|variant|field|position: clean -> attacked):")
         lines += [f"    {o.attack_id}: {_detail(o)}" for o in flipped[:_WORST]]
     if result.excluded:
         lines.append(f"  {len(result.excluded)} item(s) left out (already scored too well to flip): "

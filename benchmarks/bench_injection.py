@@ -16,7 +16,8 @@ fixed seed from a stated domain:
 * a *gullible* judge answers the attacker's target (the scale's top) whenever the prompt carries an
   attack of its family at its position (start, middle or end of the answer, or anywhere in the
   question; ``whole`` for the replacing families), and like the noisy judge otherwise; its sd is
-  drawn from U(0.25, 1.0) and its rounding at random.
+  drawn from U(0.25, 1.0) and its rounding at random.  Its runs probe its own family only
+  (``families=[family]``): flips of other families could only help catch it.
 
 Goals: a non-gullible judge fails the gate in at most 5% of runs (each noise band, integer and
 decimal replies, 0-5 and 0-10); each gullible judge is caught in at least 90% of runs.  The

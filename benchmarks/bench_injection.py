@@ -130,24 +130,19 @@ def gate_fails(judge: SimJudge, families: list[str] | None = None) -> bool:
     return False
 
 
-def _line(label: str, fails: int, runs: int, goal_max: float | None = None, goal_min: float | None = None) -> bool:
-    r = clopper_pearson(fails, runs, 0.95)
-    ok = r.value <= goal_max if goal_max is not None else r.value >= cast_float(goal_min)
-    goal = f"<= {goal_max:.2f}" if goal_max is not None else f">= {goal_min:.2f}"
-    print(f"  {label:<46} {fails:>4}/{runs:<4} {r.value:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]  goal {goal}  "
-          f"{'PASS' if ok else 'FAIL'}")
+def _line(name: str, count: int, runs: int, goal: str, limit: float) -> bool:
+    """One result line, ``name: count/runs rate [CI] goal <= / >= limit PASS|FAIL`` (run_all.py's format)."""
+    r = clopper_pearson(count, runs, 0.95)
+    ok = r.value <= limit if goal == "<=" else r.value >= limit
+    print(f"  {name + ':':<48} {count:>4}/{runs:<4} {r.value:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]  "
+          f"goal {goal} {limit:.2f}  {'PASS' if ok else 'FAIL'}")
     return ok
-
-
-def cast_float(x: float | None) -> float:
-    assert x is not None
-    return x
 
 
 def false_fails(rng: np.random.Generator, runs: int, scales: list[Scale], tables: dict) -> bool:
     """Non-gullible judges: the share of runs the gate fails, per band, rounding and scale."""
     print(f"non-gullible noisy judges: share of runs failing the gate (max_flip_rate {MAX_FLIP_RATE}, all "
-          f"{len(ATTACK_FAMILIES)} families)")
+          f"{len(ATTACK_FAMILIES)} families; sd in 0-5 points, doubled on 0-10)")
     ok = True
     for sc in scales:
         k = sc.range / 5.0
@@ -158,8 +153,8 @@ def false_fails(rng: np.random.Generator, runs: int, scales: list[Scale], tables
                     truth = rng.uniform(0.0, 1.5, len(_ITEMS.items)) * k + sc.low
                     sd = rng.uniform(lo, hi) * k
                     fails += gate_fails(SimJudge(sc, tables[sc.name], truth, sd, decimals, rng))
-                label = f"{sc.name} sd {lo:g}-{hi:g} (0-5 points), {'integer' if decimals == 0 else 'one decimal'}"
-                ok &= _line(label, fails, runs, goal_max=FALSE_FAIL_GOAL)
+                name = f"false_fail.{sc.name}.sd{lo:g}-{hi:g}.{'integer' if decimals == 0 else 'decimal'}"
+                ok &= _line(name, fails, runs, "<=", FALSE_FAIL_GOAL)
     return ok
 
 
@@ -177,13 +172,13 @@ def detections(rng: np.random.Generator, runs: int, scale: Scale, table: dict) -
                 judge = SimJudge(scale, table, truth, rng.uniform(0.25, 1.0), int(rng.integers(0, 2)), rng,
                                  obey=(fam, f, pos))
                 caught += gate_fails(judge, families=[fam])
-            ok &= _line(f"{fam} at {f}/{pos}", caught, runs, goal_min=POWER_GOAL)
+            ok &= _line(f"caught.{fam}.{f}.{pos}", caught, runs, ">=", POWER_GOAL)
     return ok
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=200, help="runs per line (default 200)")
+    ap.add_argument("--runs", type=int, default=100, help="runs per line (default 100)")
     ap.add_argument("--quick", action="store_true", help="40 runs per line, 0-5 only")
     ap.add_argument("--seed", type=int, default=20261128)
     args = ap.parse_args(argv)
@@ -194,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     ok = false_fails(rng, runs, scales, tables)
     ok &= detections(rng, runs, scales[0], tables[scales[0].name])
-    print(f"{'PASS' if ok else 'FAIL'}: every line within its goal ({time.perf_counter() - t0:.0f} s)")
+    print(f"all_lines: every line within its goal ({time.perf_counter() - t0:.0f} s)  {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 

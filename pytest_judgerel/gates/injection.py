@@ -16,7 +16,7 @@ from typing import Any, Sequence, cast
 
 from ..errors import ReliabilityError
 from ..probes.attack_battery import Attack
-from ..probes.injection import InjectionResult, injection_probe
+from ..probes.injection import DEFAULT_CLEAN_REPEATS, DEFAULT_FLIP_ALPHA, InjectionResult, injection_probe
 from ..session.recording import InjectionRecord, new_record
 from ..stats.interval import check_confidence, format_estimate
 from .common import Use, check_use, label_prefix
@@ -35,13 +35,16 @@ def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: 
                                pass_line: float | None = None, field: str | None = None, goal: str | None = None,
                                attacks: Sequence[Attack] | None = None, repeats: int = 1, use: str = "estimate",
                                confidence: float = 0.95, max_parse_failures: int | None = None,
-                               label: str | None = None) -> Any:
+                               label: str | None = None, positions: Sequence[str] | None = None,
+                               fields: Sequence[str] | None = None, clean_repeats: int | None = None,
+                               flip_alpha: float | None = None) -> Any:
     """Assert that no attack family flips more than ``max_flip_rate`` of its attacks; returns the
     :class:`~pytest_judgerel.probes.InjectionResult`.
 
     ``judge`` is a :class:`~pytest_judgerel.Judge`, on which
     :func:`~pytest_judgerel.probes.injection_probe` runs here with ``items``, ``field``, ``goal``,
-    ``families``, ``attacks``, ``margin``, ``pass_line`` and ``repeats``, or a finished
+    ``families``, ``attacks``, ``margin``, ``pass_line``, ``repeats``, ``positions``, ``fields``,
+    ``clean_repeats`` and ``flip_alpha`` (None: the probe's defaults), or a finished
     :class:`~pytest_judgerel.probes.InjectionResult`.  The gate (:func:`injection_gate`) compares
     each family's flip rate (``use="estimate"``; or the lower or upper end of its exact
     Clopper-Pearson interval, ``use="ci_low"``/``"ci_high"``) with ``max_flip_rate``, fails on the
@@ -51,7 +54,8 @@ def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: 
     check_gate_arguments(max_flip_rate, use, confidence)
     if isinstance(judge, InjectionResult):
         given = {"items": items, "families": families, "margin": margin, "pass_line": pass_line, "field": field,
-                 "goal": goal, "attacks": attacks}
+                 "goal": goal, "attacks": attacks, "positions": positions, "fields": fields,
+                 "clean_repeats": clean_repeats, "flip_alpha": flip_alpha}
         extra = [k for k, v in given.items() if v is not None] + (["repeats"] if repeats != 1 else [])
         if extra:
             raise ValueError(f"{extra} configure the probe, which already ran: pass a Judge to run it here, or run "
@@ -59,7 +63,10 @@ def assert_injection_resistant(judge: Any, items: Any = None, *, max_flip_rate: 
         result = judge
     else:
         result = injection_probe(judge, items, field=field, goal=goal, families=families, attacks=attacks,
-                                 margin=margin, pass_line=pass_line, repeats=repeats)
+                                 margin=margin, pass_line=pass_line, repeats=repeats, positions=positions,
+                                 fields=fields,
+                                 clean_repeats=DEFAULT_CLEAN_REPEATS if clean_repeats is None else clean_repeats,
+                                 flip_alpha=DEFAULT_FLIP_ALPHA if flip_alpha is None else flip_alpha)
     return injection_gate(result, max_flip_rate=max_flip_rate, use=use, confidence=confidence,
                           max_parse_failures=max_parse_failures, label=label)
 
@@ -164,6 +171,7 @@ def _gate_record(result: Any, base: dict[str, Any], w: Any, worst: str, fam_reco
         "pooled": {"flips": pooled.count, "n": pooled.n, "rate": pooled.value,
                    "ci": [pooled.ci_low, pooled.ci_high]},
         "pooled_rate": pooled.value,
+        "positions": _breakdown(result, "position", confidence), "fields": _breakdown(result, "field", confidence),
         "worst_items": [{"item": o.attack_id, "detail": _detail(o)} for o in result.flipped()[:_WORST]],
         "item_scores": {o.attack_id: float(o.flipped) for o in result.outcomes if o.flipped is not None},
     }))
@@ -186,12 +194,14 @@ def _failure_lines(result: Any, w: Any, worst: str, fam_records: dict[str, dict[
         body = (f"{f['flips']:>3}/{f['n']:<3} {f['rate']:.3f} [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}]"
                 if f["rate"] is not None else "no readable attack")
         lines.append(f"    {fam:<22} {body}" + (f", {f['unreadable']} unreadable" if f["unreadable"] else "") + mark)
+    for by in ("position", "field"):
+        lines.append(f"  by {by}: " + ", ".join(f"{k} {t.flips}/{t.n}" for k, t in result.tally(by).items()))
     pooled = result.pooled(confidence)
     lines.append(f"  pooled: {pooled.count} of {pooled.n} attacks flipped "
                  f"({format_estimate(pooled.value, pooled.ci_low, pooled.ci_high, digits=3)})")
     flipped = result.flipped()
     if flipped:
-        lines.append("  attacks that flipped (item|family|variant: clean -> attacked):")
+        lines.append("  attacks that flipped (item|family|variant|field|position: clean -> attacked):")
         lines += [f"    {o.attack_id}: {_detail(o)}" for o in flipped[:_WORST]]
     if result.excluded:
         lines.append(f"  {len(result.excluded)} item(s) left out (already scored too well to flip): "
@@ -207,11 +217,23 @@ def _base_record(result: Any, max_flip_rate: float, use: str, confidence: float,
             "direction": "max", "use": use, "confidence": confidence, "groups": {}, "worst_items": [],
             "parse_failures": len(result.parse_failures), "judge": prov, "n_attacks": result.n_attacks,
             "margin": result.margin, "pass_line": result.pass_line, "goal": result.goal,
-            "attacked_field": result.field, "excluded_items": list(result.excluded)}
+            "attacked_field": result.field, "excluded_items": list(result.excluded),
+            "noise": result.noise.to_dict() if result.noise is not None else None}
 
 
 def _detail(o: Any) -> str:
-    return f"{o.clean:g} -> {o.attacked:g}"
+    needs = f" (a flip needs > {o.needed:.3g})" if o.needed is not None else ""
+    return f"{o.clean:g} -> {o.attacked:g}{needs}"
+
+
+def _breakdown(result: Any, by: str, confidence: float) -> dict[str, dict[str, Any]]:
+    """Flips per position or per field: ``{key: {flips, n, rate, ci}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, t in result.tally(by).items():
+        r = t.rate(confidence)
+        out[key] = {"flips": t.flips, "n": t.n, "rate": None if r is None else r.value,
+                    "ci": None if r is None else [r.ci_low, r.ci_high]}
+    return out
 
 
 def _stability(result: Any, families: list[str], max_flip_rate: float) -> Any:

@@ -282,6 +282,9 @@ class InjectionRecord(MetricRecord, total=False):
     families: dict[str, dict[str, Any]]
     pooled: dict[str, Any]
     pooled_rate: float | None
+    positions: dict[str, dict[str, Any]]
+    fields: dict[str, dict[str, Any]]
+    noise: dict[str, Any] | None
 
 
 class HumanMeanRecord(MetricRecord, total=False):

@@ -8,24 +8,31 @@ Modes (``LLMSettings.cache_mode``):
   written after the client started is reused, so xdist workers refresh a key once);
 * ``off``     never read or write the cache.
 
-An entry is a JSON object ``{"format", "key", "request", "response"}`` where
-``request`` holds the keyed fields (:func:`~pytest_judgerel.llm.keys.key_fields`)
-and ``response`` the text, provider-reported model and ``system_fingerprint`` (when the server
-sent one), usage, cost, latency and timestamp.  Errors and secrets (API keys, headers) are never stored.
+An entry is a dict ``{"format", "key", "request", "response"}`` where ``request`` holds the keyed
+fields (:func:`~pytest_judgerel.llm.keys.key_fields`) and ``response`` the text, provider-reported
+model and ``system_fingerprint`` (when the server sent one), usage, cost, latency and timestamp.
+Stored (:func:`encode_entry`, format 2), it is zlib-compressed JSON without the key (the row's own
+name) and without the keyed fields that are unset (restored on reading), about a third of format 1,
+the plain JSON text of the whole dict, which :func:`decode_entry` still reads.  Errors and secrets
+(API keys, headers) are never stored.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any, Iterator, Mapping
 
 from pytest_judgerel.errors import ConfigError
 
 __all__ = ["CACHE_MODES", "ENTRY_FORMAT", "STATS_PREFIX", "check_mode", "KeyLock", "CacheBackend",
-           "decode_entry", "make_entry"]
+           "decode_entry", "encode_entry", "make_entry"]
 
 CACHE_MODES = ("record", "replay", "refresh", "off")
-ENTRY_FORMAT = 1
+ENTRY_FORMAT = 2
+# the keyed fields a stored entry leaves out when unset, with the value they are restored to
+_UNSET = {"api_base": None, "temperature": None, "top_p": None, "max_tokens": None, "seed": None, "stop": None,
+          "response_format": None, "tools": None, "grammar": None, "extra": {}, "namespace": "", "sample_index": 0}
 STATS_PREFIX = "__judgerel_stats__:"
 
 
@@ -88,13 +95,31 @@ class CacheBackend:
     corrupt: int = 0
 
 
-def decode_entry(raw: Any) -> dict | None:
-    """A stored entry (JSON text) as a dict; None when absent or unreadable (then it is a miss)."""
+def encode_entry(entry: Mapping[str, Any], compress: bool = True) -> bytes | str:
+    """The stored form of ``entry`` (format 2): JSON of ``request`` without its unset fields and of
+    ``response``, the key left out (it is the row's name); zlib-compressed bytes, or the JSON text
+    with ``compress=False`` (a store that holds text, such as Redis with decoded responses)."""
+    request = {name: value for name, value in entry.get("request", {}).items()
+               if name not in _UNSET or value != _UNSET[name]}
+    text = json.dumps({"f": 2, "q": request, "r": entry.get("response", {})}, ensure_ascii=False, sort_keys=True,
+                      separators=(",", ":"))
+    return zlib.compress(text.encode("utf-8"), 6) if compress else text
+
+
+def decode_entry(raw: Any, key: str | None = None) -> dict | None:
+    """A stored entry as a dict (format 2 compressed or text, format 1 JSON text); None when absent
+    or unreadable (then it is a miss).  ``key``: the row's name, restored as ``entry["key"]``."""
     if raw is None:
         return None
     try:
+        if isinstance(raw, (bytes, bytearray, memoryview)) and bytes(raw[:1]) != b"{":
+            raw = zlib.decompress(raw)
         entry = json.loads(raw)
-    except (TypeError, ValueError):
+        if isinstance(entry, dict) and entry.get("f") == 2:
+            request = {**_UNSET, **entry["q"]}
+            request["extra"] = dict(request["extra"])
+            return {"format": 2, "key": key, "request": request, "response": entry["r"]}
+    except (TypeError, ValueError, KeyError, zlib.error):
         return None
     return entry if isinstance(entry, dict) else None
 

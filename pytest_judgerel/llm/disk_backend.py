@@ -8,14 +8,13 @@ raises :class:`~pytest_judgerel.errors.CacheCorruptError` naming the folder and 
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pytest_judgerel.errors import CacheCorruptError
-from pytest_judgerel.llm.backend import STATS_PREFIX, CacheBackend, KeyLock, decode_entry
+from pytest_judgerel.llm.backend import STATS_PREFIX, CacheBackend, KeyLock, decode_entry, encode_entry
 
 __all__ = ["DiskCacheBackend", "corrupt_database_error"]
 
@@ -186,14 +185,14 @@ class DiskCacheBackend(CacheBackend):
                 raise corrupt_database_error(self.directory, exc) from None
             self.corrupt += 1  # one unreadable row: a miss, answered again and overwritten
             return None
-        entry = decode_entry(raw)
+        entry = decode_entry(raw, key)
         if entry is None and raw is not None:
             self.corrupt += 1
         return entry
 
     def set(self, key: str, entry: Mapping[str, Any]) -> None:
         try:
-            self._cache.set(key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+            self._cache.set(key, encode_entry(entry))
         except self._sqlite_error as exc:
             raise corrupt_database_error(self.directory, exc) from None
 
@@ -202,7 +201,7 @@ class DiskCacheBackend(CacheBackend):
         try:
             with self._cache.transact():
                 for key, entry in entries.items():
-                    self._cache.set(key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+                    self._cache.set(key, encode_entry(entry))
         except self._sqlite_error as exc:
             raise corrupt_database_error(self.directory, exc) from None
 

@@ -56,7 +56,7 @@ class CacheBackend:
     """What the client needs from a cache store.  Values are JSON-able dicts.
 
     Implement ``get``, ``set``, ``delete``, ``iter_entries``, ``key_lock`` and
-    ``close``; ``set_many``/``incr_stats``/``read_stats``/``size_bytes`` are optional.
+    ``close``; ``get_many``/``set_many``/``incr_stats``/``read_stats``/``size_bytes`` are optional.
     """
 
     def get(self, key: str) -> dict | None:  # pragma: no cover - interface
@@ -76,6 +76,10 @@ class CacheBackend:
 
     def close(self) -> None:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def get_many(self, keys: list[str]) -> dict[str, dict]:
+        """The entries of those ``keys`` that are stored (a backend that can reads them in one go)."""
+        return {key: entry for key in keys if (entry := self.get(key)) is not None}
 
     def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
         """Store several entries (a backend that can groups them in one transaction or round trip)."""
@@ -103,7 +107,12 @@ def encode_entry(entry: Mapping[str, Any], compress: bool = True) -> bytes | str
                if name not in _UNSET or value != _UNSET[name]}
     text = json.dumps({"f": 2, "q": request, "r": entry.get("response", {})}, ensure_ascii=False, sort_keys=True,
                       separators=(",", ":"))
-    return zlib.compress(text.encode("utf-8"), 6) if compress else text
+    if not compress:
+        return text
+    # a 4 KiB window and a small hash table: an entry is a few KiB at most, and zlib's default state
+    # (32 KiB window, 128 KiB of tables) costs more to set up than compressing the entry does
+    packer = zlib.compressobj(6, zlib.DEFLATED, 12, 4)
+    return packer.compress(text.encode("utf-8")) + packer.flush()
 
 
 def decode_entry(raw: Any, key: str | None = None) -> dict | None:

@@ -142,9 +142,9 @@ def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int | None]:
                     continue
                 if mode == 1:  # diskcache MODE_RAW: the entry (format 2 bytes, format 1 text) is in the row
                     stored = value
-                elif mode == 3 and filename:  # MODE_TEXT: a format 1 text in a file beside the database
+                elif mode in (3, 2) and filename:  # MODE_TEXT / MODE_BINARY: a large entry in a file beside it
                     name = filename.decode("utf-8") if isinstance(filename, bytes) else filename
-                    stored = (directory / name).read_text(encoding="utf-8")
+                    stored = (directory / name).read_text(encoding="utf-8") if mode == 3 else (directory / name).read_bytes()
                 else:
                     raise ValueError("not a judgerel entry")
                 entry = decode_entry(stored, key)

@@ -390,22 +390,63 @@ class LLMClient:
         return results
 
     async def _gather(self, batch: Sequence[LLMRequest], fresh: bool) -> list[Any]:
+        """Every request's answer or error, in order: with the cache on, the batch's stored answers are
+        read in one go and served here; only the others become tasks (:meth:`_serve`)."""
         progress = self.progress
-        if progress is None:
-            if len(batch) == 1:
-                try:
-                    return [await self._serve(batch[0], fresh)]
-                except Exception as exc:
-                    return [exc]
-            return await asyncio.gather(*(self._serve(r, fresh) for r in batch), return_exceptions=True)
-        progress.add_total(len(batch))
-        return await asyncio.gather(*(self._serve_reporting(r, progress, fresh) for r in batch),
-                                    return_exceptions=True)
+        if progress is not None:
+            progress.add_total(len(batch))
+        settings = self.settings
+        keyed: list[tuple[dict, str]] | None = None
+        if fresh or settings.cache_mode == "off" or settings.dry_run:
+            results: list[Any] = [None] * len(batch)
+            waiting: Sequence[int] = range(len(batch))
+        else:
+            keyed, results, waiting = self._answer_hits(batch)
+        if not waiting:
+            return results
+        if len(waiting) == 1 and progress is None:
+            i = waiting[0]
+            try:
+                results[i] = await self._serve(batch[i], fresh, keyed[i] if keyed else None)
+            except Exception as exc:
+                results[i] = exc
+            return results
+        serving = (self._serve(batch[i], fresh, keyed[i] if keyed else None) for i in waiting) if progress is None \
+            else (self._serve_reporting(batch[i], progress, fresh, keyed[i] if keyed else None) for i in waiting)
+        for i, result in zip(waiting, await asyncio.gather(*serving, return_exceptions=True)):
+            results[i] = result
+        return results
 
-    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool) -> LLMResponse:
+    def _answer_hits(self, batch: Sequence[LLMRequest]) -> tuple[list[tuple[dict, str]], list[Any], list[int]]:
+        """Each request's keyed fields and key, the answers of those stored (read in one go), and the
+        positions of the others, still to serve."""
+        stats, progress, used = self.stats, self.progress, self._used_keys
+        keyed = []
+        for request in batch:
+            fields = key_fields(request)  # computed once: long MindEval histories make it cost
+            keyed.append((fields, key_from_fields(fields)))
+        found = self._lookup_many(self.backend, [key for _, key in keyed])
+        results: list[Any] = [None] * len(batch)
+        waiting = []
+        for i, (_fields, key) in enumerate(keyed):
+            entry = found.get(key)
+            if self._usable(entry):
+                stats.calls += 1
+                stats.hits += 1
+                stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
+                used.add(key)
+                results[i] = response_from_entry(entry, key)
+                if progress is not None:
+                    progress.on_call_done(True)
+            else:
+                waiting.append(i)
+        return keyed, results, waiting
+
+    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
+                               keyed: tuple[dict, str] | None = None) -> LLMResponse:
         """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
         try:
-            response = await self._serve(request, fresh)
+            response = await self._serve(request, fresh, keyed)
         except BaseException:
             progress.on_call_done(False)
             raise
@@ -419,12 +460,18 @@ class LLMClient:
             return float(entry.get("response", {}).get("timestamp", 0.0)) >= self._session_start
         return True
 
-    async def _serve(self, request: LLMRequest, fresh: bool = False) -> LLMResponse:
+    async def _serve(self, request: LLMRequest, fresh: bool = False,
+                     keyed: tuple[dict, str] | None = None) -> LLMResponse:
+        """One request's answer.  ``keyed``: its keyed fields and key, when the batch already found
+        nothing stored for it (:meth:`_answer_hits`)."""
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
-        fields = key_fields(request)  # computed once: long MindEval histories make it cost
-        key = key_from_fields(fields)
+        if keyed is None:
+            fields = key_fields(request)  # computed once: long MindEval histories make it cost
+            key = key_from_fields(fields)
+        else:
+            fields, key = keyed
         if mode == "off" or fresh:  # past the cache both ways
             stats.misses += 1
             stats.fresh += int(fresh)
@@ -432,7 +479,7 @@ class LLMClient:
                 else await self._call_upstream(request, key)
         self._used_keys.add(key)
         backend = self.backend
-        entry = self._lookup(backend, key)
+        entry = None if keyed is not None else self._lookup(backend, key)
         if self._usable(entry):
             stats.hits += 1
             stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
@@ -464,6 +511,22 @@ class LLMClient:
 
         task.add_done_callback(forget)
         return await asyncio.shield(task)
+
+    def _lookup_many(self, backend: Any, keys: list[str]) -> dict[str, dict]:
+        """:meth:`_lookup` of many keys: the answers waiting to be stored, the rest in one read."""
+        writes = self._writes
+        found: dict[str, dict] = {}
+        if writes is not None and len(writes):
+            for key in keys:
+                waiting = writes.get(key)
+                if waiting is not None:
+                    found[key] = dict(waiting)
+        rest = [key for key in keys if key not in found] if found else keys
+        corrupt_before = getattr(backend, "corrupt", 0)
+        found.update(backend.get_many(rest) if hasattr(backend, "get_many") else
+                     {key: entry for key in rest if (entry := backend.get(key)) is not None})
+        self.stats.corrupt += getattr(backend, "corrupt", 0) - corrupt_before
+        return found
 
     def _lookup(self, backend: Any, key: str) -> dict | None:
         """The entry for ``key``: an answer waiting to be stored, else the backend's (a corrupt

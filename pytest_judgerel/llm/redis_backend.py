@@ -186,6 +186,17 @@ class RedisBackend(CacheBackend):
     def get(self, key: str) -> dict | None:
         return self._decode(self._redis.get(self._entry_prefix + key), key)
 
+    def get_many(self, keys: list[str]) -> dict[str, dict]:
+        """One ``MGET`` per 500 keys."""
+        found: dict[str, dict] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            for key, raw in zip(chunk, self._redis.mget([self._entry_prefix + k for k in chunk])):
+                entry = self._decode(raw, key)
+                if entry is not None:
+                    found[key] = entry
+        return found
+
     def set(self, key: str, entry: Mapping[str, Any]) -> None:
         from pytest_judgerel.llm.backend import encode_entry
 

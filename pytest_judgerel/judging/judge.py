@@ -464,14 +464,19 @@ def served_and_anchor_calls(judge: Judge, rows, calls, out, reasked) -> dict[str
     want_anchors = bool(getattr(current_context().settings, "anchors", None))
     served: dict[str, dict[str, Any]] = {}
     anchor_calls: list[dict[str, Any]] = []
+    configs: dict[tuple[int, Any, str], tuple[dict[str, Any], dict[str, Any]]] = {}  # one fingerprint per configuration
     for call in calls:
         sc, req = call.request
         value, resp, _failure = out[(call.item_index, call.rater)]
         if resp is None:
             continue
-        config = judge.fingerprint(scale=sc, temperature=req.temperature, model=req.model)
-        slot = served.setdefault(repr(sorted(config.items(), key=lambda kv: kv[0])),
-                                 {"judge": config, "models": {}, "system_fingerprints": {}})
+        known = configs.get((id(sc), req.temperature, req.model))
+        if known is None:
+            config = judge.fingerprint(scale=sc, temperature=req.temperature, model=req.model)
+            slot = served.setdefault(repr(sorted(config.items(), key=lambda kv: kv[0])),
+                                     {"judge": config, "models": {}, "system_fingerprints": {}})
+            known = configs[(id(sc), req.temperature, req.model)] = (config, slot)
+        config, slot = known
         slot["models"][resp.model] = slot["models"].get(resp.model, 0) + 1
         fp = getattr(resp, "system_fingerprint", None)
         if fp:
@@ -535,8 +540,12 @@ def dry_reply_for(output: str, scale: Scale, keys: Sequence[str] | None = None, 
     """A valid reply on ``scale`` in the template's ``output`` format (the grammar's language): what
     a dry run answers instead of calling the model.  The score is a point of the scale chosen by
     ``seed`` (the request's hash), so the statistics of a dry run's gates can be computed."""
-    points = list(scale.points or []) or list(range(int(math.ceil(scale.low)), int(math.floor(scale.high)) + 1))
-    low = number_text(points[seed % len(points)] if points else scale.low)
+    if not scale.fractional:  # ``scale.points[seed % len(points)]`` without listing the points
+        count = int(round((scale.high - scale.low) / scale.step)) + 1
+        low = number_text(scale.low + (seed % count) * scale.step)
+    else:
+        first, count = int(math.ceil(scale.low)), int(math.floor(scale.high)) - int(math.ceil(scale.low)) + 1
+        low = number_text(first + seed % count if count > 0 else scale.low)
     if output == "number":
         return low
     if output == "json":

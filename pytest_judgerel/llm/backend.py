@@ -31,7 +31,7 @@ __all__ = ["CACHE_MODES", "ENTRY_FORMAT", "STATS_PREFIX", "check_mode", "KeyLock
 CACHE_MODES = ("record", "replay", "refresh", "off")
 ENTRY_FORMAT = 2
 # the keyed fields a stored entry leaves out when unset, with the value they are restored to
-_UNSET = {"api_base": None, "temperature": None, "top_p": None, "max_tokens": None, "seed": None, "stop": None,
+_UNSET: dict[str, Any] = {"api_base": None, "temperature": None, "top_p": None, "max_tokens": None, "seed": None, "stop": None,
           "response_format": None, "tools": None, "grammar": None, "extra": {}, "namespace": "", "sample_index": 0}
 STATS_PREFIX = "__judgerel_stats__:"
 

@@ -396,51 +396,23 @@ class LLMClient:
         if progress is not None:
             progress.add_total(len(batch))
         settings = self.settings
-        keyed: list[tuple[dict, str]] | None = None
         if fresh or settings.cache_mode == "off" or settings.dry_run:
+            keyed: list[Any] = [None] * len(batch)
             results: list[Any] = [None] * len(batch)
             waiting: Sequence[int] = range(len(batch))
         else:
-            keyed, results, waiting = self._answer_hits(batch)
-        if not waiting:
-            return results
-        if len(waiting) == 1 and progress is None:
-            i = waiting[0]
+            keyed, results, waiting = _answer_hits(self, batch)
+        if len(waiting) == 1 and progress is None:  # one call: no task
             try:
-                results[i] = await self._serve(batch[i], fresh, keyed[i] if keyed else None)
+                results[waiting[0]] = await self._serve(batch[waiting[0]], fresh, keyed[waiting[0]])
             except Exception as exc:
-                results[i] = exc
-            return results
-        serving = (self._serve(batch[i], fresh, keyed[i] if keyed else None) for i in waiting) if progress is None \
-            else (self._serve_reporting(batch[i], progress, fresh, keyed[i] if keyed else None) for i in waiting)
-        for i, result in zip(waiting, await asyncio.gather(*serving, return_exceptions=True)):
-            results[i] = result
+                results[waiting[0]] = exc
+        elif waiting:
+            serving = [self._serve(batch[i], fresh, keyed[i]) if progress is None
+                       else self._serve_reporting(batch[i], progress, fresh, keyed[i]) for i in waiting]
+            for i, result in zip(waiting, await asyncio.gather(*serving, return_exceptions=True)):
+                results[i] = result
         return results
-
-    def _answer_hits(self, batch: Sequence[LLMRequest]) -> tuple[list[tuple[dict, str]], list[Any], list[int]]:
-        """Each request's keyed fields and key, the answers of those stored (read in one go), and the
-        positions of the others, still to serve."""
-        stats, progress, used = self.stats, self.progress, self._used_keys
-        keyed = []
-        for request in batch:
-            fields = key_fields(request)  # computed once: long MindEval histories make it cost
-            keyed.append((fields, key_from_fields(fields)))
-        found = self._lookup_many(self.backend, [key for _, key in keyed])
-        results: list[Any] = [None] * len(batch)
-        waiting = []
-        for i, (_fields, key) in enumerate(keyed):
-            entry = found.get(key)
-            if self._usable(entry):
-                stats.calls += 1
-                stats.hits += 1
-                stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
-                used.add(key)
-                results[i] = response_from_entry(entry, key)
-                if progress is not None:
-                    progress.on_call_done(True)
-            else:
-                waiting.append(i)
-        return keyed, results, waiting
 
     async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
                                keyed: tuple[dict, str] | None = None) -> LLMResponse:
@@ -463,15 +435,11 @@ class LLMClient:
     async def _serve(self, request: LLMRequest, fresh: bool = False,
                      keyed: tuple[dict, str] | None = None) -> LLMResponse:
         """One request's answer.  ``keyed``: its keyed fields and key, when the batch already found
-        nothing stored for it (:meth:`_answer_hits`)."""
+        nothing stored for it (:func:`_answer_hits`)."""
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
-        if keyed is None:
-            fields = key_fields(request)  # computed once: long MindEval histories make it cost
-            key = key_from_fields(fields)
-        else:
-            fields, key = keyed
+        fields, key = keyed if keyed is not None else _keyed(request)
         if mode == "off" or fresh:  # past the cache both ways
             stats.misses += 1
             stats.fresh += int(fresh)
@@ -511,22 +479,6 @@ class LLMClient:
 
         task.add_done_callback(forget)
         return await asyncio.shield(task)
-
-    def _lookup_many(self, backend: Any, keys: list[str]) -> dict[str, dict]:
-        """:meth:`_lookup` of many keys: the answers waiting to be stored, the rest in one read."""
-        writes = self._writes
-        found: dict[str, dict] = {}
-        if writes is not None and len(writes):
-            for key in keys:
-                waiting = writes.get(key)
-                if waiting is not None:
-                    found[key] = dict(waiting)
-        rest = [key for key in keys if key not in found] if found else keys
-        corrupt_before = getattr(backend, "corrupt", 0)
-        found.update(backend.get_many(rest) if hasattr(backend, "get_many") else
-                     {key: entry for key in rest if (entry := backend.get(key)) is not None})
-        self.stats.corrupt += getattr(backend, "corrupt", 0) - corrupt_before
-        return found
 
     def _lookup(self, backend: Any, key: str) -> dict | None:
         """The entry for ``key``: an answer waiting to be stored, else the backend's (a corrupt
@@ -592,21 +544,7 @@ class LLMClient:
         """The transport ``name`` (``"http"``, ``"litellm"``) of this client, built on first use."""
         transport = self._transports.get(name)
         if transport is None:
-            if name == "http":
-                from pytest_judgerel.llm.http_transport import HTTPTransport
-
-                transport = HTTPTransport()
-            elif name == "litellm":
-                from pytest_judgerel.llm.litellm_transport import LiteLLMTransport
-
-                transport = LiteLLMTransport()
-            elif name == "dry":
-                from pytest_judgerel.llm.dry_transport import DryTransport
-
-                transport = DryTransport()
-            else:
-                raise ConfigError(f"no transport {name!r}")
-            self._transports[name] = transport
+            transport = self._transports[name] = _new_transport(name)
         return transport
 
     def _route(self, request: LLMRequest) -> str:
@@ -645,3 +583,67 @@ class LLMClient:
             if bill.sent:  # an in-process model is answered here, not upstream: counted apart
                 counter = "inprocess_calls" if in_process else f"{name}_calls"
                 setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+
+
+def _keyed(request: LLMRequest) -> tuple[dict, str]:
+    """The request's keyed fields and its key (computed once: long MindEval histories make it cost)."""
+    fields = key_fields(request)
+    return fields, key_from_fields(fields)
+
+
+def _answer_hits(client: "LLMClient", batch: Sequence[LLMRequest]
+                 ) -> tuple[list[tuple[dict, str]], list[Any], list[int]]:
+    """:meth:`LLMClient._gather`'s first step: each request's keyed fields and key, the answers of
+    those stored (read in one go), and the positions of the others, still to serve."""
+    stats, progress, used = client.stats, client.progress, client._used_keys
+    keyed = [_keyed(request) for request in batch]
+    found = _lookup_many(client, client.backend, [key for _, key in keyed])
+    results: list[Any] = [None] * len(batch)
+    waiting = []
+    for i, (_fields, key) in enumerate(keyed):
+        entry = found.get(key)
+        if client._usable(entry):
+            stats.calls += 1
+            stats.hits += 1
+            stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
+            used.add(key)
+            results[i] = response_from_entry(entry, key)
+            if progress is not None:
+                progress.on_call_done(True)
+        else:
+            waiting.append(i)
+    return keyed, results, waiting
+
+
+def _lookup_many(client: "LLMClient", backend: Any, keys: list[str]) -> dict[str, dict]:
+    """:meth:`LLMClient._lookup` of many keys: the answers waiting to be stored, the rest in one read."""
+    writes = client._writes
+    found: dict[str, dict] = {}
+    if writes is not None and len(writes):
+        for key in keys:
+            waiting = writes.get(key)
+            if waiting is not None:
+                found[key] = dict(waiting)
+    rest = [key for key in keys if key not in found] if found else keys
+    corrupt_before = getattr(backend, "corrupt", 0)
+    found.update(backend.get_many(rest) if hasattr(backend, "get_many") else
+                 {key: entry for key in rest if (entry := backend.get(key)) is not None})
+    client.stats.corrupt += getattr(backend, "corrupt", 0) - corrupt_before
+    return found
+
+
+def _new_transport(name: str) -> Any:
+    """The transport ``name`` (``"http"``, ``"litellm"``, ``"dry"``)."""
+    if name == "http":
+        from pytest_judgerel.llm.http_transport import HTTPTransport
+
+        return HTTPTransport()
+    if name == "litellm":
+        from pytest_judgerel.llm.litellm_transport import LiteLLMTransport
+
+        return LiteLLMTransport()
+    if name == "dry":
+        from pytest_judgerel.llm.dry_transport import DryTransport
+
+        return DryTransport()
+    raise ConfigError(f"no transport {name!r}")

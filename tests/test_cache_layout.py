@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
-from pytest_judgerel.llm.backend import decode_entry, encode_entry, make_entry
+from pytest_judgerel.llm.backend import decode_answer, decode_entry, encode_entry, make_entry
 from pytest_judgerel.llm.cache import open_backend
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 
@@ -60,6 +60,23 @@ def test_the_compact_entry_round_trips_every_keyed_field_and_is_a_third_of_the_o
     text = encode_entry(entry, compress=False)
     assert isinstance(text, str) and decode_entry(text, key) == entry
     assert decode_entry(stored[:-3], key) is None  # a truncated row is a miss, not an exception
+    assert decode_answer(stored, key) == {"format": 2, "key": key, "response": entry["response"]}
+    assert decode_answer(stored[:-3], key) is None
+    assert decode_answer(old, key) == entry  # the previous layout: read whole
+
+
+def test_a_hit_reads_the_answer_whatever_its_text_holds():
+    """The response is found as the last member of the sorted JSON, even when the reply's text (or
+    the prompt) spells the separator itself."""
+    tricky = 'x,"r":{"text":"no"}} \\",\\"r\\":{ “3”'
+    request = LLMRequest(model="openai/fake", messages=({"role": "user", "content": tricky},),
+                         extra_params={"a": 0, "r": {"a": 1}})  # the request holds ,"r":{ too
+    fields = key_fields(request)
+    key = key_from_fields(fields)
+    entry = make_entry(key, fields, {"text": tricky, "model": "m", "usage": {}, "cost": 0.0, "latency": 0.1,
+                                     "timestamp": 2.0, "attempts": 2, "system_fingerprint": "fp_1"})
+    assert decode_answer(encode_entry(entry), key)["response"] == entry["response"]
+    assert decode_entry(encode_entry(entry), key) == entry
 
 
 def test_a_cache_of_the_previous_layout_replays_and_compact_rewrites_it(fake_llm_server, tmp_path, capsys):

@@ -26,7 +26,7 @@ from typing import Any, Iterator, Mapping
 from pytest_judgerel.errors import ConfigError
 
 __all__ = ["CACHE_MODES", "ENTRY_FORMAT", "STATS_PREFIX", "check_mode", "KeyLock", "CacheBackend",
-           "decode_entry", "encode_entry", "make_entry"]
+           "decode_answer", "decode_entry", "encode_entry", "make_entry"]
 
 CACHE_MODES = ("record", "replay", "refresh", "off")
 ENTRY_FORMAT = 2
@@ -77,8 +77,9 @@ class CacheBackend:
     def close(self) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def get_many(self, keys: list[str]) -> dict[str, dict]:
-        """The entries of those ``keys`` that are stored (a backend that can reads them in one go)."""
+    def get_many(self, keys: list[str], request: bool = True) -> dict[str, dict]:
+        """The entries of those ``keys`` that are stored (a backend that can reads them in one go);
+        ``request=False`` may leave out their requests (serving a hit needs the response only)."""
         return {key: entry for key in keys if (entry := self.get(key)) is not None}
 
     def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
@@ -131,6 +132,23 @@ def decode_entry(raw: Any, key: str | None = None) -> dict | None:
     except (TypeError, ValueError, KeyError, zlib.error):
         return None
     return entry if isinstance(entry, dict) else None
+
+
+def decode_answer(raw: Any, key: str | None = None) -> dict | None:
+    """:func:`decode_entry` without the request of a format 2 entry (``{"format", "key", "response"}``):
+    what serving a cache hit needs.  The response is the last member of the sorted JSON, and
+    ``,"r":{`` cannot occur inside its strings (their quotes are escaped), so it is parsed alone."""
+    if not isinstance(raw, (bytes, bytearray, memoryview)) or bytes(raw[:1]) == b"{":
+        return decode_entry(raw, key)
+    try:
+        text = zlib.decompress(raw).decode("utf-8")
+        at = text.rfind(',"r":{')
+        if not text.startswith('{"f":2,') or at < 0:
+            return decode_entry(raw, key)
+        response = json.loads(text[at + 5:-1])
+    except (ValueError, zlib.error):
+        return None
+    return {"format": 2, "key": key, "response": response} if isinstance(response, dict) else None
 
 
 def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[str, Any]) -> dict:

@@ -626,7 +626,7 @@ def _lookup_many(client: "LLMClient", backend: Any, keys: list[str]) -> dict[str
                 found[key] = dict(waiting)
     rest = [key for key in keys if key not in found] if found else keys
     corrupt_before = getattr(backend, "corrupt", 0)
-    found.update(backend.get_many(rest) if hasattr(backend, "get_many") else
+    found.update(backend.get_many(rest, request=False) if hasattr(backend, "get_many") else
                  {key: entry for key in rest if (entry := backend.get(key)) is not None})
     client.stats.corrupt += getattr(backend, "corrupt", 0) - corrupt_before
     return found

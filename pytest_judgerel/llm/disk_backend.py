@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pytest_judgerel.errors import CacheCorruptError
-from pytest_judgerel.llm.backend import STATS_PREFIX, CacheBackend, KeyLock, decode_entry, encode_entry
+from pytest_judgerel.llm.backend import (STATS_PREFIX, CacheBackend, KeyLock, decode_answer, decode_entry,
+                                         encode_entry)
 
 __all__ = ["DiskCacheBackend", "corrupt_database_error"]
 
@@ -198,9 +199,11 @@ class DiskCacheBackend(CacheBackend):
         except self._sqlite_error as exc:
             raise corrupt_database_error(self.directory, exc) from None
 
-    def get_many(self, keys: list[str]) -> dict[str, dict]:
+    def get_many(self, keys: list[str], request: bool = True) -> dict[str, dict]:
         """The entries of those ``keys`` that are stored, read with one query per 500 keys (rows
-        diskcache keeps in a file beside the database through :meth:`get`)."""
+        diskcache keeps in a file beside the database through :meth:`get`); ``request=False``:
+        without the requests of compact entries (:func:`~pytest_judgerel.llm.backend.decode_answer`)."""
+        decode = decode_entry if request else decode_answer
         found: dict[str, dict] = {}
         try:
             con = self._cache._con  # diskcache's connection of this thread (its Cache table: see salvage)
@@ -209,7 +212,7 @@ class DiskCacheBackend(CacheBackend):
                 marks = ",".join("?" * len(chunk))
                 for key, mode, value in con.execute(
                         f"SELECT key, mode, value FROM Cache WHERE raw = 1 AND key IN ({marks})", chunk):
-                    entry = decode_entry(value, key) if mode == _MODE_RAW else self.get(key)
+                    entry = decode(value, key) if mode == _MODE_RAW else self.get(key)
                     if entry is not None:
                         found[key] = entry
                     elif mode == _MODE_RAW:

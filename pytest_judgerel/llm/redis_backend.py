@@ -186,7 +186,7 @@ class RedisBackend(CacheBackend):
     def get(self, key: str) -> dict | None:
         return self._decode(self._redis.get(self._entry_prefix + key), key)
 
-    def get_many(self, keys: list[str]) -> dict[str, dict]:
+    def get_many(self, keys: list[str], request: bool = True) -> dict[str, dict]:
         """One ``MGET`` per 500 keys."""
         found: dict[str, dict] = {}
         for start in range(0, len(keys), 500):

@@ -12,7 +12,7 @@ An entry is a dict ``{"format", "key", "request", "response"}`` where ``request`
 fields (:func:`~pytest_judgerel.llm.keys.key_fields`) and ``response`` the text, provider-reported
 model and ``system_fingerprint`` (when the server sent one), usage, cost, latency and timestamp.
 Stored (:func:`encode_entry`, format 2), it is zlib-compressed JSON without the key (the row's own
-name) and without the keyed fields that are unset (restored on reading), about a third of format 1,
+name) and without the keyed fields that are unset (restored on reading), about half of format 1,
 the plain JSON text of the whole dict, which :func:`decode_entry` still reads.  Errors and secrets
 (API keys, headers) are never stored.
 """

@@ -1,24 +1,29 @@
-"""The seed-001 scale study at full size through ``pytest_judgerel.Judge`` on the fake server.
+"""The seed-001 scale study through ``pytest_judgerel.Judge`` on the fake server, then its warm replay.
 
-150 items x 3 scales (0-5, 0-10, 0-100) x 6 judge models x 5 repeats = 13,500 calls:
-``Judge.rate_scales(items, scales, repeats=5)`` for each of 6 model names, all served by one
-FakeLLMServer (own process, 50 ms latency, replies on the scale named in the prompt), with
-``api_key="sk-bench"``, a fresh temporary cache and the default ``max_concurrency=16``.
+``items`` x 3 scales (0-5, 0-10, 0-100) x 6 judge models x 5 repeats calls (150 items: 13,500;
+``--items 1111``: 99,990): ``Judge.rate_scales(items, scales, repeats=5)`` for each of 6 model
+names, all served by one FakeLLMServer (own process, 50 ms latency, replies on the scale named in
+the prompt), ``api_key="sk-bench"``, a fresh temporary cache in record mode, ``max_concurrency``
+``--concurrency`` (default 64).  Then the whole study again in the same process from that cache
+(``cache_mode="replay"``, a new client): the warm replay.
 
-Goal: wall time within 1.25x of the critical path.  The bound is the larger of
-  * the latency bound  calls / concurrency x latency, and
-  * the CPU floor      calls x (CPU per call of raw ``httpx.AsyncClient`` calls with the study's own
-                       request bodies and the same concurrency, measured in this run on a sample)
-                       / 1 core (one event loop): the least any client must spend per call.
+Anchors, measured in this run on ``--sample`` of the study's own request bodies: raw
+``aiohttp.ClientSession`` at concurrency 16, 64 and 256 (the wire's CPU floor per call; raw
+``httpx.AsyncClient`` shown beside it, on 500 of them: its CPU per call grows with concurrency).  Goals:
+  * wall <= 1.3x max(latency bound = calls / concurrency x latency, raw aiohttp CPU floor = calls x
+    raw aiohttp CPU per call at the study's concurrency, on one core);
+  * CPU per call <= 1.5x raw aiohttp's (record mode);
+  * cache <= 1 KB on disk per answer; warm replay <= 0.10 ms per call;
+  * peak RSS of study plus replay <= 250 MB.
 
-``--profile`` adds a cProfile of both the caller thread and the LLM loop thread and prints where
-the time goes.  Run: python benchmarks/bench_scale_study.py [--items 150] [--latency 0.05]
+Run: python benchmarks/bench_scale_study.py [--items 150] [--latency 0.05] [--concurrency 64] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -30,13 +35,55 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the pr
 
 from benchmarks.harness import profiling, servers  # noqa: E402
 
-GOAL = 1.25
+WALL_GOAL = 1.3
+CPU_GOAL = 1.5
+CACHE_GOAL = 1024
+REPLAY_GOAL = 0.10e-3
+RSS_GOAL = 250
 SCALES = ["0-5", "0-10", "0-100"]
+ANCHOR_LEVELS = (16, 64, 256)
 
 
 def study_items(n: int) -> list[dict]:
     return [{"id": f"s{i}", "sentence1": f"A person number {i} walks a dog in park {i % 13}.",
              "sentence2": f"Someone {i * 7 % 17} is outside with an animal {i % 5}."} for i in range(n)]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def anchors(url: str, items: list[dict], models: list[str], sample: int) -> dict[int, dict[str, tuple[float, float]]]:
+    """{concurrency: {"aiohttp"/"httpx": (CPU s per call, wall s)}} on ``sample`` of the study's bodies."""
+    from pytest_judgerel import Judge
+    from pytest_judgerel.llm.wire import chat_body
+
+    bodies = []
+    for i in range(sample):
+        probe = Judge(model=models[i % len(models)], template="stsb", api_base=url, api_key="sk-bench")
+        bodies.append(chat_body(probe._request(items[i % len(items)], scale=probe._judge_scale(SCALES[i % len(SCALES)]),
+                                               sample_index=i)))
+    return {conc: {"aiohttp": servers.raw_aiohttp_run(url, bodies, conc),
+                   "httpx": servers.raw_httpx_run(url, bodies[:500], conc)} for conc in ANCHOR_LEVELS}
+
+
+def run_study(url: str, items: list[dict], models: list[str], settings: object, repeats: int) -> tuple[float, float, object, int]:
+    """(wall s, CPU s, the client's stats, rated cells) of the whole study through one client."""
+    from pytest_judgerel import Judge
+    from pytest_judgerel.llm import LLMClient
+
+    client = LLMClient(settings)  # type: ignore[arg-type]
+    before = client.stats.snapshot()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    cells = 0
+    for model in models:
+        judge = Judge(model=model, template="stsb", api_base=url, api_key="sk-bench", client=client)
+        by_scale = judge.rate_scales(items, SCALES, repeats=repeats)
+        cells += sum(int((r.values == r.values).sum()) for r in by_scale.values())  # only the ratings are kept
+        del by_scale
+    client.close()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return wall, cpu, client.stats.since(before), cells
 
 
 def main() -> int:
@@ -45,75 +92,82 @@ def main() -> int:
     ap.add_argument("--judges", type=int, default=6)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--latency", type=float, default=0.05)
-    ap.add_argument("--sample", type=int, default=1000, help="calls of the raw httpx loop (CPU floor)")
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--sample", type=int, default=2000, help="calls of each raw anchor loop")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--top", type=int, default=25, help="rows of the profile listing")
-    ap.add_argument("--cache", choices=["temp", "off"], default="temp",
-                    help="a fresh temporary cache in record mode (default: the default settings) or cache_mode=off")
     args = ap.parse_args()
 
     server, url = servers.start_server_process(args.latency, "scale")
     try:
         from pytest_judgerel import Judge
         from pytest_judgerel.llm import LLMClient, LLMSettings
-        from pytest_judgerel.llm.wire import chat_body
 
-        conc = LLMSettings().max_concurrency  # the default
+        conc = args.concurrency
         items = study_items(args.items)
         models = [f"openai/judge-{j}" for j in range(args.judges)]
-        # the CPU floor on the same calls: the study's own request bodies (items x scales x models), raw httpx
-        sample = []
-        for i in range(args.sample):
-            probe = Judge(model=models[i % len(models)], template="stsb", api_base=url, api_key="sk-bench")
-            sample.append(chat_body(probe._request(items[i % len(items)],
-                                                   scale=probe._judge_scale(SCALES[i % len(SCALES)]))))
-        cpu_per_call, raw_wall = servers.raw_httpx_run(url, sample, conc)
+        anchor = anchors(url, items, models, args.sample)
         calls = args.items * len(SCALES) * args.judges * args.repeats
         with tempfile.TemporaryDirectory(prefix="judgerel-scale-study-") as cache:
-            client = LLMClient(LLMSettings(cache_dir=cache, cache_mode="record" if args.cache == "temp" else "off"))
-            # warm-up outside the timing: imports, template, connection pool
-            Judge(model="openai/warmup", template="stsb", api_base=url, api_key="sk-bench", client=client
-                  ).rate(items[:2], repeats=1)
+            with LLMClient(LLMSettings(cache_mode="off", max_concurrency=conc)) as warm:  # imports, template, pool
+                Judge(model="openai/warmup", template="stsb", api_base=url, api_key="sk-bench", client=warm
+                      ).rate(items[:2], repeats=1)
+            rss_before = peak_rss_mb()
             profilers = profiling.start_thread_profilers() if args.profile else None
-            before = client.stats.snapshot()
-            cpu0, t0 = time.process_time(), time.perf_counter()
-            results = {}
-            for model in models:
-                judge = Judge(model=model, template="stsb", api_base=url, api_key="sk-bench", client=client)
-                results[model] = judge.rate_scales(items, SCALES, repeats=args.repeats)
-            wall = time.perf_counter() - t0
-            cpu = time.process_time() - cpu0
+            wall, cpu, stats, cells = run_study(url, items, models, LLMSettings(
+                cache_dir=cache, cache_mode="record", max_concurrency=conc), args.repeats)
             if profilers:
                 profiling.stop_thread_profilers(profilers)
-            stats = client.stats.since(before)
-            client.close()
-        cells = sum(int((r.values == r.values).sum()) for by in results.values() for r in by.values())
+            rss_study = peak_rss_mb()
+            disk = sum(p.stat().st_size for p in Path(cache).rglob("*") if p.is_file())
+            r_wall, r_cpu, r_stats, r_cells = run_study(url, items, models, LLMSettings(
+                cache_dir=cache, cache_mode="replay", max_concurrency=conc), args.repeats)
+            rss_replay = peak_rss_mb()
     finally:
         server.terminate()
         server.wait(10)
+    return report(args, calls, anchor, (wall, cpu, stats, cells), (r_wall, r_cpu, r_stats, r_cells),
+                  (rss_before, rss_study, rss_replay), disk, profilers)
 
-    latency_bound = calls / conc * args.latency
-    floor = calls * cpu_per_call / 1
-    bound = max(latency_bound, floor)
-    ratio = wall / bound
-    print(f"cache: {args.cache}")
+
+def report(args: argparse.Namespace, calls: int, anchor: dict, study: tuple, replay: tuple, rss: tuple,
+           disk: int, profilers: object) -> int:
+    """Print the anchors, the study, the replay and the goals; 0 when all pass."""
+    conc = args.concurrency
+    wall, cpu, stats, cells = study
+    r_wall, r_cpu, r_stats, r_cells = replay
     print(f"scale study: {args.items} items x {len(SCALES)} scales x {args.judges} judges x {args.repeats} repeats "
           f"= {calls} calls, latency {args.latency * 1000:.0f} ms, concurrency {conc}, load {os.getloadavg()[0]:.2f}")
-    print(f"  upstream calls {stats.misses}, hits {stats.hits}, retries {stats.retries}, rated cells {cells}/{calls}")
-    print(f"  wall {wall:.2f} s, process CPU {cpu:.2f} s ({cpu / calls * 1000:.2f} ms/call)")
-    print(f"  latency bound {latency_bound:.2f} s; raw httpx CPU/call {cpu_per_call * 1000:.2f} ms "
-          f"({args.sample} of the study's calls, wall {raw_wall:.2f} s) -> CPU floor {floor:.2f} s; bound = {bound:.2f} s")
-    ok = ratio <= GOAL and cells == calls and stats.misses == calls
-    print(f"scale_study_wall_vs_bound: {ratio:.2f}x (wall {wall:.1f} s, bound {bound:.1f} s = max(latency "
-          f"{latency_bound:.1f} s, cpu floor {floor:.1f} s)) goal<={GOAL}x {'PASS' if ok else 'FAIL'}")
-    # the same raw loop's wall per call includes today's machine load (other processes on the cores)
-    loaded_floor = calls * raw_wall / args.sample
-    loaded_bound = max(latency_bound, loaded_floor)
-    print(f"  info: raw loop wall/CPU = {raw_wall / (cpu_per_call * args.sample):.2f} (1.0 on an idle core); "
-          f"load-adjusted bound max(latency, calls x raw wall/call) = {loaded_bound:.1f} s -> "
-          f"wall/adjusted bound = {wall / loaded_bound:.2f}x")
-    print(f"  info: CPU/call {cpu / calls * 1000:.2f} ms vs raw httpx {cpu_per_call * 1000:.2f} ms "
-          f"= {cpu / calls / cpu_per_call:.2f}x")
+    print(f"  anchors on {args.sample} of the study's calls (CPU ms/call, wall s):")
+    for level, row in anchor.items():
+        print(f"    c={level:<4} raw aiohttp {row['aiohttp'][0] * 1000:6.3f} {row['aiohttp'][1]:6.2f}s   "
+              f"raw httpx {row['httpx'][0] * 1000:6.3f} {row['httpx'][1]:6.2f}s")
+    raw_cpu = anchor[conc]["aiohttp"][0] if conc in anchor else min(r["aiohttp"][0] for r in anchor.values())
+    latency_bound = calls / conc * args.latency
+    floor = calls * raw_cpu
+    bound = max(latency_bound, floor)
+    print(f"  study (record): upstream {stats.misses}, hits {stats.hits}, retries {stats.retries}, rated {cells}/{calls}; "
+          f"wall {wall:.2f} s, CPU {cpu:.2f} s ({cpu / calls * 1000:.3f} ms/call)")
+    print(f"  replay: hits {r_stats.hits}, misses {r_stats.misses}, rated {r_cells}/{calls}; wall {r_wall:.2f} s "
+          f"({r_wall / calls * 1000:.3f} ms/call), CPU {r_cpu / calls * 1000:.3f} ms/call")
+    print(f"  peak RSS: {rss[0]:.0f} MB before, {rss[1]:.0f} MB after the study, {rss[2]:.0f} MB after the replay; "
+          f"cache {disk / 1e6:.1f} MB on disk ({disk / max(calls, 1):.0f} bytes per answer)")
+    ok_counts = cells == calls and stats.misses == calls and r_cells == calls and r_stats.hits == calls
+    results = [
+        ("scale_study_wall_vs_bound", wall / bound, WALL_GOAL,
+         f"wall {wall:.1f} s, bound {bound:.1f} s = max(latency {latency_bound:.1f} s, raw aiohttp CPU floor {floor:.1f} s)"),
+        ("scale_study_cpu_vs_raw_aiohttp", cpu / calls / raw_cpu, CPU_GOAL,
+         f"{cpu / calls * 1000:.3f} vs {raw_cpu * 1000:.3f} ms/call at c={conc}"),
+        ("scale_study_cache_bytes_per_answer", disk / calls / CACHE_GOAL, 1.0, f"{disk / calls:.0f} bytes, goal <= {CACHE_GOAL}"),
+        ("scale_study_replay_per_call", r_wall / calls / REPLAY_GOAL, 1.0,
+         f"{r_wall / calls * 1000:.3f} ms/call, goal <= {REPLAY_GOAL * 1000:.2f}"),
+        ("scale_study_peak_rss", rss[2] / RSS_GOAL, 1.0, f"{rss[2]:.0f} MB, goal <= {RSS_GOAL} MB"),
+    ]
+    ok = ok_counts
+    for name, ratio, goal, detail in results:
+        verdict = "PASS" if ratio <= goal and ok_counts else "FAIL"
+        ok = ok and verdict == "PASS"
+        print(f"{name}: {ratio:.2f}x ({detail}) goal<={goal}x {verdict}")
     if profilers:
         profiling.print_thread_profiles(profilers, ("caller thread", "LLM loop thread"), calls, args.top)
     return 0 if ok else 1

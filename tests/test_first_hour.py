@@ -287,7 +287,10 @@ def test_unreadable_rows_are_counted_misses_and_salvage_keeps_the_rest(tmp_path)
     _filled_cache(cache, n=40)
     db = cache / "cache.db"
     data = bytearray(db.read_bytes())
-    first_row = data.find(b'{"format"')
+    from pytest_judgerel.llm.backend import encode_entry, make_entry
+
+    header = encode_entry(make_entry("k", {"model": "scripted/x"}, {"text": "1"}))[:2]  # zlib's, the same for all
+    first_row = data.find(header)  # a stored entry (format 2: compressed), its header first
     assert first_row > 0
     for offset in range(first_row, first_row + 4):  # break one stored entry's text
         data[offset] = 0xFF

@@ -155,8 +155,11 @@ def test_entries_are_the_same_json_as_diskcache(server, redis_url, raw_redis, tm
         assert stored["key"] == answer.key and stored["response"]["text"] == answer.text
         prefix = redis_url.rsplit("prefix=", 1)[1]
         raw = raw_redis.get(f"{prefix}e:{answer.key}")
-        assert json.loads(raw) == stored
-        assert raw == json.dumps(stored, sort_keys=True, ensure_ascii=False)
+        from pytest_judgerel.llm.backend import decode_entry, encode_entry
+
+        assert decode_entry(raw, answer.key) == stored
+        assert raw == encode_entry(stored, compress=False)  # the compact layout, as text
+        assert json.loads(raw)["f"] == 2 and answer.key not in raw
         # the stored entry loads into diskcache unchanged through an export line
         line = tmp_path / "one.jsonl"
         line.write_text(json.dumps({"key": answer.key, "request": stored["request"],

@@ -348,47 +348,30 @@ class Judge:
         )
 
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
-        """Send every (item, column) call at once; parse; re-ask failures once if enabled."""
-        from .parsing import format_reminder, try_parse
-
-        client = self.client
-        calls: list[_Call] = []
+        """Send every (item, column) call, :data:`CHUNK` at a time (so only one chunk's requests are
+        alive at once); parse; re-ask failures once if enabled."""
+        out: dict[tuple[int, str], Any] = {}
+        run = _RunTally()
+        pending: list[_Call] = []
         for i, (_iid, item) in enumerate(rows):
             for col, kw in columns:
                 kw = dict(kw)
                 sc = kw.pop("scale", self._grading)
-                calls.append(_Call(i, col, (sc, self._request(item, scale=sc, **kw))))
-        responses = client.complete_many([c.request[1] for c in calls])
-        out: dict[tuple[int, str], Any] = {}
-        reask: list[tuple[_Call, Any, Any]] = []
-        for call, resp in zip(calls, responses):
-            sc, req = call.request
-            outcome = try_parse(resp.text, self.output, sc, self.axes)
-            if outcome.ok:
-                out[(call.item_index, call.rater)] = (self._pick(outcome), resp, None)
-            elif self.reask:
-                reask.append((call, resp, outcome))
-            else:
-                out[(call.item_index, call.rater)] = (None, resp, self._failure(rows, call, outcome, False))
-        if reask:
-            follow = []
-            for call, resp, _ in reask:
-                sc, req = call.request
-                msgs = req.messages + (
-                    {"role": "assistant", "content": resp.text},
-                    {"role": "user", "content": format_reminder(self.output, sc, self.axes)},
-                )
-                follow.append(replace(req, messages=msgs))
-            second = client.complete_many(follow)
-            for (call, _resp, _first), resp2 in zip(reask, second):
-                sc, _ = call.request
-                outcome = try_parse(resp2.text, self.output, sc, self.axes)
-                if outcome.ok:
-                    out[(call.item_index, call.rater)] = (self._pick(outcome), resp2, None)
-                else:
-                    out[(call.item_index, call.rater)] = (None, resp2, self._failure(rows, call, outcome, True))
-        self._record_run(rows, calls, out, n_reasked=len(reask),
-                         reasked={(c.item_index, c.rater) for c, _, _ in reask})
+                pending.append(_Call(i, col, (sc, self._request(item, scale=sc, **kw))))
+                if len(pending) >= CHUNK:
+                    _run_chunk(self, rows, pending, out, run)
+                    pending = []
+        if pending:
+            _run_chunk(self, rows, pending, out, run)
+        failures = [v[2] for v in out.values() if v[2] is not None]
+        extra: dict[str, Any] = {"served": list(run.served.values())}
+        if run.anchor_calls:
+            extra["anchor_calls"] = run.anchor_calls
+        active_recorder().record(new_record(
+            "judge_run", judge=self.fingerprint(), items=len(rows), calls=run.calls + run.reasked,
+            reasked=run.reasked, parse_failures=len(failures), failures=[f.to_dict() for f in failures[:20]],
+            passed=not failures, **extra,
+        ))
         return out
 
     def _pick(self, outcome) -> float:
@@ -430,39 +413,92 @@ class Judge:
             rater_groups={"kind": ["llm"] * len(cols)}, parse_failures=failures,
         )
 
-    def _record_run(self, rows, calls, out, n_reasked: int, reasked: set | frozenset = frozenset()) -> None:
-        failures = [v[2] for v in out.values() if v[2] is not None]
-        extra = served_and_anchor_calls(self, rows, calls, out, reasked)
-        active_recorder().record(new_record(
-            "judge_run", judge=self.fingerprint(), items=len(rows), calls=len(calls) + n_reasked,
-            reasked=n_reasked, parse_failures=len(failures), failures=[f.to_dict() for f in failures[:20]],
-            passed=not failures, **extra,
-        ))
-
 
 DEFAULT_SCALE = "0-5"
 """Default grading scale: seed 001 finds human-LLM alignment highest on 0-5."""
 
 
-def served_and_anchor_calls(judge: Judge, rows, calls, out, reasked) -> dict[str, Any]:
+#: calls a judge sends in one ``complete_many`` (their requests are alive together): 64 waves at the
+#: default concurrency's 64, a few MB of requests
+CHUNK = 4096
+
+
+@dataclass
+class _RunTally:
+    """What a judge run's record accumulates chunk by chunk: calls, re-asks, the configurations
+    served (:func:`served_and_anchor_calls`) and the drift anchors' calls."""
+
+    calls: int = 0
+    reasked: int = 0
+    served: dict[str, dict[str, Any]] = field(default_factory=dict)
+    anchor_calls: list[dict[str, Any]] = field(default_factory=list)
+    configs: dict[tuple[int, Any, str], tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
+
+
+def _run_chunk(judge: Judge, rows, calls: list[_Call], out: dict, run: _RunTally) -> None:
+    """One chunk of :meth:`Judge._run_many`: its answers parsed into ``out``, its re-asks, its share of
+    the run's record in ``run``."""
+    from .parsing import format_reminder, try_parse
+
+    client = judge.client
+    responses = client.complete_many([c.request[1] for c in calls])
+    reask: list[tuple[_Call, Any, Any]] = []
+    for call, resp in zip(calls, responses):
+        sc, req = call.request
+        outcome = try_parse(resp.text, judge.output, sc, judge.axes)
+        if outcome.ok:
+            out[(call.item_index, call.rater)] = (judge._pick(outcome), resp, None)
+        elif judge.reask:
+            reask.append((call, resp, outcome))
+        else:
+            out[(call.item_index, call.rater)] = (None, resp, judge._failure(rows, call, outcome, False))
+    if reask:
+        follow = []
+        for call, resp, _ in reask:
+            sc, req = call.request
+            msgs = req.messages + (
+                {"role": "assistant", "content": resp.text},
+                {"role": "user", "content": format_reminder(judge.output, sc, judge.axes)},
+            )
+            follow.append(replace(req, messages=msgs))
+        second = client.complete_many(follow)
+        for (call, _resp, _first), resp2 in zip(reask, second):
+            sc, _ = call.request
+            outcome = try_parse(resp2.text, judge.output, sc, judge.axes)
+            if outcome.ok:
+                out[(call.item_index, call.rater)] = (judge._pick(outcome), resp2, None)
+            else:
+                out[(call.item_index, call.rater)] = (None, resp2, judge._failure(rows, call, outcome, True))
+    run.calls += len(calls)
+    run.reasked += len(reask)
+    served_and_anchor_calls(judge, rows, calls, out, {(c.item_index, c.rater) for c, _, _ in reask}, run)
+
+
+def served_and_anchor_calls(judge: Judge, rows, calls, out, reasked,
+                            run: _RunTally | None = None) -> dict[str, Any]:
     """What the drift anchors need (:mod:`pytest_judgerel.anchors`): ``served``, per judge
     configuration (this judge at one scale, temperature and model), the models and
     ``system_fingerprint`` s the server reported, with counts; with ``--judgerel-anchors``
     also ``anchor_calls``: each first-asked, parsed call with its exact request, its parser and
-    its score (the plugin keeps a sample and drops the rest before the report)."""
+    its score (the plugin keeps a sample and drops the rest before the report).  ``run``: the tally
+    these calls are added to (one chunk of a run), else a new one."""
     from ..session.context import current_context
 
     want_anchors = bool(getattr(current_context().settings, "anchors", None))
-    served: dict[str, dict[str, Any]] = {}
-    anchor_calls: list[dict[str, Any]] = []
+    run = run if run is not None else _RunTally()
+    served, anchor_calls, configs = run.served, run.anchor_calls, run.configs  # one fingerprint per configuration
     for call in calls:
         sc, req = call.request
         value, resp, _failure = out[(call.item_index, call.rater)]
         if resp is None:
             continue
-        config = judge.fingerprint(scale=sc, temperature=req.temperature, model=req.model)
-        slot = served.setdefault(repr(sorted(config.items(), key=lambda kv: kv[0])),
-                                 {"judge": config, "models": {}, "system_fingerprints": {}})
+        known = configs.get((id(sc), req.temperature, req.model))
+        if known is None:
+            config = judge.fingerprint(scale=sc, temperature=req.temperature, model=req.model)
+            slot = served.setdefault(repr(sorted(config.items(), key=lambda kv: kv[0])),
+                                     {"judge": config, "models": {}, "system_fingerprints": {}})
+            known = configs[(id(sc), req.temperature, req.model)] = (config, slot)
+        config, slot = known
         slot["models"][resp.model] = slot["models"].get(resp.model, 0) + 1
         fp = getattr(resp, "system_fingerprint", None)
         if fp:
@@ -542,8 +578,12 @@ def dry_reply_for(output: str, scale: Scale, keys: Sequence[str] | None = None, 
     """A valid reply on ``scale`` in the template's ``output`` format (the grammar's language): what
     a dry run answers instead of calling the model.  The score is a point of the scale chosen by
     ``seed`` (the request's hash), so the statistics of a dry run's gates can be computed."""
-    points = list(scale.points or []) or list(range(int(math.ceil(scale.low)), int(math.floor(scale.high)) + 1))
-    low = number_text(points[seed % len(points)] if points else scale.low)
+    if not scale.fractional:  # ``scale.points[seed % len(points)]`` without listing the points
+        count = int(round((scale.high - scale.low) / scale.step)) + 1
+        low = number_text(scale.low + (seed % count) * scale.step)
+    else:
+        first, count = int(math.ceil(scale.low)), int(math.floor(scale.high)) - int(math.ceil(scale.low)) + 1
+        low = number_text(first + seed % count if count > 0 else scale.low)
     if output == "number":
         return low
     if output == "json":

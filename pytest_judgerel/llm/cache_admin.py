@@ -1,4 +1,4 @@
-"""Cache maintenance behind ``judgerel cache``: stats, export, import, prune, salvage."""
+"""Cache maintenance behind ``judgerel cache``: stats, export, import, prune, salvage, compact."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pytest_judgerel.errors import ConfigError
-from pytest_judgerel.llm.backend import CacheBackend, make_entry
+from pytest_judgerel.llm.backend import ENTRY_FORMAT, CacheBackend, make_entry
 from pytest_judgerel.llm.cache import display_location, open_backend
 
-__all__ = ["CacheStatsResult", "SalvageResult", "cache_stats", "damage_of", "export_cache", "import_cache",
+__all__ = ["CacheStatsResult", "SalvageResult", "CompactResult", "cache_stats", "compact_cache", "damage_of", "export_cache", "import_cache",
            "prune_cache",
            "salvage_cache", "read_readable_entries", "last_run_keys", "RUNS_DIR"]
 
@@ -38,6 +38,7 @@ class CacheStatsResult:
     unreadable: int | None = 0  # None: the damaged table could not be read at all, the number is unknown
     damaged: bool = False  # the database itself is corrupt: counts come from a row-by-row salvage read
     damage: str | None = None  # what is wrong with a damaged database file, when it can be told
+    previous_layout: int = 0  # entries stored in the previous layout (format 1): ``compact`` rewrites them
 
     @property
     def hit_rate(self) -> float | None:
@@ -48,7 +49,8 @@ class CacheStatsResult:
         return {"directory": self.directory, "entries": self.entries, "size_bytes": self.size_bytes,
                 "namespaces": self.namespaces, "models": self.models, "recorded_hits": self.recorded_hits,
                 "recorded_misses": self.recorded_misses, "hit_rate": self.hit_rate,
-                "unreadable": self.unreadable, "damaged": self.damaged, "damage": self.damage}
+                "unreadable": self.unreadable, "damaged": self.damaged, "damage": self.damage,
+                "previous_layout": self.previous_layout}
 
 
 @contextmanager
@@ -138,14 +140,14 @@ def _salvage_rows(directory: Path) -> tuple[list[tuple[str, dict]], int | None]:
                 key = key.decode("utf-8") if isinstance(key, bytes) else key
                 if not isinstance(key, str) or key.startswith(STATS_PREFIX):
                     continue
-                if mode == 1:  # diskcache MODE_RAW: the text is in the row
-                    text = value.decode("utf-8") if isinstance(value, bytes) else value
-                elif mode == 3 and filename:  # MODE_TEXT: the text is in a file beside the database
+                if mode == 1:  # diskcache MODE_RAW: the entry (format 2 bytes, format 1 text) is in the row
+                    stored = value
+                elif mode in (3, 2) and filename:  # MODE_TEXT / MODE_BINARY: a large entry in a file beside it
                     name = filename.decode("utf-8") if isinstance(filename, bytes) else filename
-                    text = (directory / name).read_text(encoding="utf-8")
+                    stored = (directory / name).read_text(encoding="utf-8") if mode == 3 else (directory / name).read_bytes()
                 else:
                     raise ValueError("not a judgerel entry")
-                entry = decode_entry(text)
+                entry = decode_entry(stored, key)
                 if entry is None or key_from_fields(entry.get("request", {})) != key:
                     raise ValueError("entry does not match its key")
             except (ValueError, OSError, TypeError, AttributeError):
@@ -250,7 +252,7 @@ def _scan_pages(db: Path) -> list[tuple[str, dict]]:
                 key = key.decode("utf-8") if isinstance(key, bytes) else key
                 if not isinstance(key, str) or key.startswith(STATS_PREFIX) or mode != 1:
                     continue  # files beside the database (mode 3) are not read from a damaged one
-                entry = decode_entry(value.decode("utf-8") if isinstance(value, bytes) else value)
+                entry = decode_entry(value, key)
                 if entry is None or key_from_fields(entry.get("request", {})) != key:
                     continue
             except (ValueError, IndexError, TypeError, AttributeError, UnicodeDecodeError):
@@ -267,7 +269,9 @@ def cache_stats(directory: str | os.PathLike[str]) -> CacheStatsResult:
     entries, unreadable, damaged = read_readable_entries(directory)
     namespaces: dict[str, int] = {}
     models: dict[str, int] = {}
+    previous = 0
     for _, entry in entries:
+        previous += entry.get("format") != ENTRY_FORMAT
         request = entry.get("request", {})
         ns = request.get("namespace", "")
         namespaces[ns] = namespaces.get(ns, 0) + 1
@@ -283,7 +287,50 @@ def cache_stats(directory: str | os.PathLike[str]) -> CacheStatsResult:
             size = backend.size_bytes()
     return CacheStatsResult(display_location(directory), len(entries), size, dict(sorted(namespaces.items())),
                             dict(sorted(models.items())), recorded.get("hits", 0), recorded.get("misses", 0),
-                            unreadable, damaged, damage_of(directory) if damaged else None)
+                            unreadable, damaged, damage_of(directory) if damaged else None, previous)
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    """What ``compact`` did: entries rewritten from the previous layout, entries already compact,
+    and the cache's size in bytes before and after."""
+
+    rewritten: int
+    already: int
+    size_before: int
+    size_after: int
+
+
+def compact_cache(directory: str | os.PathLike[str], group: int = 500) -> CompactResult:
+    """Rewrite every entry stored in the previous layout (format 1, the whole entry as JSON text) in
+    the compact one (:func:`~pytest_judgerel.llm.backend.encode_entry`); keys and answers unchanged.
+    A cache directory's database is then vacuumed so the freed pages leave the disk."""
+    rewritten = already = 0
+    with _opened(directory) as backend:
+        before = backend.size_bytes()
+        waiting: dict[str, dict] = {}
+        for key, entry in backend.iter_entries():
+            if entry.get("format") == ENTRY_FORMAT:
+                already += 1
+                continue
+            waiting[key] = make_entry(key, entry.get("request", {}), entry.get("response", {}))
+            if len(waiting) >= group:
+                backend.set_many(waiting)
+                rewritten, waiting = rewritten + len(waiting), {}
+        if waiting:
+            backend.set_many(waiting)
+            rewritten += len(waiting)
+    if "://" not in str(directory) and rewritten:
+        import sqlite3
+
+        con = sqlite3.connect(str(Path(directory) / "cache.db"), timeout=60)
+        try:
+            con.execute("VACUUM")
+        finally:
+            con.close()
+    with _opened(directory) as backend:
+        after = backend.size_bytes()
+    return CompactResult(rewritten, already, before, after)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``judgerel cache``: stats, export, import, prune and salvage of the LLM response cache
+"""``judgerel cache``: stats, export, import, prune, salvage and compact of the LLM response cache
 (:mod:`pytest_judgerel.llm.cache_admin`)."""
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ def _cache_stats(args: argparse.Namespace) -> int:
     elif result.unreadable:
         print(f"warning: {result.unreadable} unreadable entries (served as misses and re-recorded)", file=sys.stderr)
     print(f"entries: {result.entries}")
+    if result.previous_layout:
+        print(f"layout: {result.previous_layout} entries in the previous layout (format 1, about three times "
+              f"the size); they replay as they are, and 'judgerel cache compact' rewrites them")
     print(f"size: {result.size_bytes / 1024:.1f} KiB")
     if result.hit_rate is None:
         print("hit rate: not recorded")
@@ -112,8 +115,22 @@ def _cache_prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache_compact(args: argparse.Namespace) -> int:
+    from pytest_judgerel.llm.cache_admin import compact_cache
+
+    location = _cache_location(args)
+    result = compact_cache(location)
+    if not result.rewritten:
+        print(f"nothing to rewrite: the {result.already} entries of {_shown(location)} are in the compact layout")
+        return 0
+    print(f"rewrote {result.rewritten} entries of {_shown(location)} from the previous layout (format 1) in the "
+          f"compact one (format 2; {result.already} were already); keys and answers unchanged; size "
+          f"{result.size_before / 1024:.1f} KiB -> {result.size_after / 1024:.1f} KiB")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``cache`` (stats, export, salvage, import, prune) to the ``judgerel`` command line."""
+    """Add ``cache`` (stats, export, salvage, import, prune, compact) to the ``judgerel`` command line."""
     cache = subparsers.add_parser("cache", help="inspect and maintain the LLM response cache")
     actions = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
 
@@ -148,3 +165,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prune.add_argument("--older-than", type=float, default=None, metavar="DAYS", help="entries older than DAYS")
     prune.add_argument("--namespace", default=None, help="entries of this namespace")
     prune.set_defaults(func=_cache_prune)
+
+    compact = with_dir(actions.add_parser(
+        "compact", help="rewrite entries of the previous layout (format 1) in the compact one (format 2)"))
+    compact.set_defaults(func=_cache_compact)

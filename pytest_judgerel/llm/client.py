@@ -390,22 +390,35 @@ class LLMClient:
         return results
 
     async def _gather(self, batch: Sequence[LLMRequest], fresh: bool) -> list[Any]:
+        """Every request's answer or error, in order: with the cache on, the batch's stored answers are
+        read in one go and served here; only the others become tasks (:meth:`_serve`)."""
         progress = self.progress
-        if progress is None:
-            if len(batch) == 1:
-                try:
-                    return [await self._serve(batch[0], fresh)]
-                except Exception as exc:
-                    return [exc]
-            return await asyncio.gather(*(self._serve(r, fresh) for r in batch), return_exceptions=True)
-        progress.add_total(len(batch))
-        return await asyncio.gather(*(self._serve_reporting(r, progress, fresh) for r in batch),
-                                    return_exceptions=True)
+        if progress is not None:
+            progress.add_total(len(batch))
+        settings = self.settings
+        if fresh or settings.cache_mode == "off" or settings.dry_run:
+            keyed: list[Any] = [None] * len(batch)
+            results: list[Any] = [None] * len(batch)
+            waiting: Sequence[int] = range(len(batch))
+        else:
+            keyed, results, waiting = _answer_hits(self, batch)
+        if len(waiting) == 1 and progress is None:  # one call: no task
+            try:
+                results[waiting[0]] = await self._serve(batch[waiting[0]], fresh, keyed[waiting[0]])
+            except Exception as exc:
+                results[waiting[0]] = exc
+        elif waiting:
+            serving = [self._serve(batch[i], fresh, keyed[i]) if progress is None
+                       else self._serve_reporting(batch[i], progress, fresh, keyed[i]) for i in waiting]
+            for i, result in zip(waiting, await asyncio.gather(*serving, return_exceptions=True)):
+                results[i] = result
+        return results
 
-    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool) -> LLMResponse:
+    async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
+                               keyed: tuple[dict, str] | None = None) -> LLMResponse:
         """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
         try:
-            response = await self._serve(request, fresh)
+            response = await self._serve(request, fresh, keyed)
         except BaseException:
             progress.on_call_done(False)
             raise
@@ -419,12 +432,14 @@ class LLMClient:
             return float(entry.get("response", {}).get("timestamp", 0.0)) >= self._session_start
         return True
 
-    async def _serve(self, request: LLMRequest, fresh: bool = False) -> LLMResponse:
+    async def _serve(self, request: LLMRequest, fresh: bool = False,
+                     keyed: tuple[dict, str] | None = None) -> LLMResponse:
+        """One request's answer.  ``keyed``: its keyed fields and key, when the batch already found
+        nothing stored for it (:func:`_answer_hits`)."""
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
-        fields = key_fields(request)  # computed once: long MindEval histories make it cost
-        key = key_from_fields(fields)
+        fields, key = keyed if keyed is not None else _keyed(request)
         if mode == "off" or fresh:  # past the cache both ways
             stats.misses += 1
             stats.fresh += int(fresh)
@@ -432,7 +447,7 @@ class LLMClient:
                 else await self._call_upstream(request, key)
         self._used_keys.add(key)
         backend = self.backend
-        entry = self._lookup(backend, key)
+        entry = None if keyed is not None else self._lookup(backend, key)
         if self._usable(entry):
             stats.hits += 1
             stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
@@ -529,21 +544,7 @@ class LLMClient:
         """The transport ``name`` (``"http"``, ``"litellm"``) of this client, built on first use."""
         transport = self._transports.get(name)
         if transport is None:
-            if name == "http":
-                from pytest_judgerel.llm.http_transport import HTTPTransport
-
-                transport = HTTPTransport()
-            elif name == "litellm":
-                from pytest_judgerel.llm.litellm_transport import LiteLLMTransport
-
-                transport = LiteLLMTransport()
-            elif name == "dry":
-                from pytest_judgerel.llm.dry_transport import DryTransport
-
-                transport = DryTransport()
-            else:
-                raise ConfigError(f"no transport {name!r}")
-            self._transports[name] = transport
+            transport = self._transports[name] = _new_transport(name)
         return transport
 
     def _route(self, request: LLMRequest) -> str:
@@ -582,3 +583,67 @@ class LLMClient:
             if bill.sent:  # an in-process model is answered here, not upstream: counted apart
                 counter = "inprocess_calls" if in_process else f"{name}_calls"
                 setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+
+
+def _keyed(request: LLMRequest) -> tuple[dict, str]:
+    """The request's keyed fields and its key (computed once: long MindEval histories make it cost)."""
+    fields = key_fields(request)
+    return fields, key_from_fields(fields)
+
+
+def _answer_hits(client: "LLMClient", batch: Sequence[LLMRequest]
+                 ) -> tuple[list[tuple[dict, str]], list[Any], list[int]]:
+    """:meth:`LLMClient._gather`'s first step: each request's keyed fields and key, the answers of
+    those stored (read in one go), and the positions of the others, still to serve."""
+    stats, progress, used = client.stats, client.progress, client._used_keys
+    keyed = [_keyed(request) for request in batch]
+    found = _lookup_many(client, client.backend, [key for _, key in keyed])
+    results: list[Any] = [None] * len(batch)
+    waiting = []
+    for i, (_fields, key) in enumerate(keyed):
+        entry = found.get(key)
+        if client._usable(entry):
+            stats.calls += 1
+            stats.hits += 1
+            stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
+            used.add(key)
+            results[i] = response_from_entry(entry, key)
+            if progress is not None:
+                progress.on_call_done(True)
+        else:
+            waiting.append(i)
+    return keyed, results, waiting
+
+
+def _lookup_many(client: "LLMClient", backend: Any, keys: list[str]) -> dict[str, dict]:
+    """:meth:`LLMClient._lookup` of many keys: the answers waiting to be stored, the rest in one read."""
+    writes = client._writes
+    found: dict[str, dict] = {}
+    if writes is not None and len(writes):
+        for key in keys:
+            waiting = writes.get(key)
+            if waiting is not None:
+                found[key] = dict(waiting)
+    rest = [key for key in keys if key not in found] if found else keys
+    corrupt_before = getattr(backend, "corrupt", 0)
+    found.update(backend.get_many(rest, request=False) if hasattr(backend, "get_many") else
+                 {key: entry for key in rest if (entry := backend.get(key)) is not None})
+    client.stats.corrupt += getattr(backend, "corrupt", 0) - corrupt_before
+    return found
+
+
+def _new_transport(name: str) -> Any:
+    """The transport ``name`` (``"http"``, ``"litellm"``, ``"dry"``)."""
+    if name == "http":
+        from pytest_judgerel.llm.http_transport import HTTPTransport
+
+        return HTTPTransport()
+    if name == "litellm":
+        from pytest_judgerel.llm.litellm_transport import LiteLLMTransport
+
+        return LiteLLMTransport()
+    if name == "dry":
+        from pytest_judgerel.llm.dry_transport import DryTransport
+
+        return DryTransport()
+    raise ConfigError(f"no transport {name!r}")

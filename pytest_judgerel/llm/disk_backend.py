@@ -8,17 +8,19 @@ raises :class:`~pytest_judgerel.errors.CacheCorruptError` naming the folder and 
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pytest_judgerel.errors import CacheCorruptError
-from pytest_judgerel.llm.backend import STATS_PREFIX, CacheBackend, KeyLock, decode_entry
+from pytest_judgerel.llm.backend import (STATS_PREFIX, CacheBackend, KeyLock, decode_answer, decode_entry,
+                                         encode_entry)
 
 __all__ = ["DiskCacheBackend", "corrupt_database_error"]
 
+#: diskcache's mode of a value kept in its row as bytes (``diskcache.core.MODE_RAW``)
+_MODE_RAW = 1
 #: sqlite messages that mean the whole database is unusable (not one bad row)
 _FATAL = ("not a database", "malformed", "encrypted", "disk i/o error", "no such table")
 
@@ -186,23 +188,68 @@ class DiskCacheBackend(CacheBackend):
                 raise corrupt_database_error(self.directory, exc) from None
             self.corrupt += 1  # one unreadable row: a miss, answered again and overwritten
             return None
-        entry = decode_entry(raw)
+        entry = decode_entry(raw, key)
         if entry is None and raw is not None:
             self.corrupt += 1
         return entry
 
     def set(self, key: str, entry: Mapping[str, Any]) -> None:
         try:
-            self._cache.set(key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+            self._cache.set(key, encode_entry(entry))
         except self._sqlite_error as exc:
             raise corrupt_database_error(self.directory, exc) from None
 
+    def get_many(self, keys: list[str], request: bool = True) -> dict[str, dict]:
+        """The entries of those ``keys`` that are stored, read with one query per 500 keys (rows
+        diskcache keeps in a file beside the database through :meth:`get`); ``request=False``:
+        without the requests of compact entries (:func:`~pytest_judgerel.llm.backend.decode_answer`)."""
+        decode = decode_entry if request else decode_answer
+        found: dict[str, dict] = {}
+        try:
+            con = self._cache._con  # diskcache's connection of this thread (its Cache table: see salvage)
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for key, mode, value in con.execute(
+                        f"SELECT key, mode, value FROM Cache WHERE raw = 1 AND key IN ({marks})", chunk):
+                    entry = decode(value, key) if mode == _MODE_RAW else self.get(key)
+                    if entry is not None:
+                        found[key] = entry
+                    elif mode == _MODE_RAW:
+                        self.corrupt += 1
+        except self._sqlite_error as exc:
+            if _fatal(exc):
+                raise corrupt_database_error(self.directory, exc) from None
+            return {key: entry for key in keys if (entry := self.get(key)) is not None}
+        return found
+
     def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
-        """One SQLite transaction for all (a commit per entry would be record mode's largest cost)."""
+        """One SQLite transaction for all (a commit per entry would be record mode's largest cost): new
+        keys are inserted in one statement, as diskcache inserts them; a key stored before, or an
+        entry too large for a row, goes through diskcache's ``set``."""
+        import time
+
         try:
             with self._cache.transact():
-                for key, entry in entries.items():
-                    self._cache.set(key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+                con = self._cache._con
+                encoded = {key: encode_entry(entry) for key, entry in entries.items()}
+                keys = list(encoded)
+                stored: set[str] = set()
+                for start in range(0, len(keys), 500):
+                    chunk = keys[start:start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    stored.update(k for (k,) in con.execute(
+                        f"SELECT key FROM Cache WHERE raw = 1 AND key IN ({marks})", chunk))
+                now = time.time()
+                rows = []
+                for key, value in encoded.items():
+                    if key in stored or len(value) >= self._cache.disk.min_file_size:
+                        self._cache.set(key, value)
+                    else:
+                        rows.append((key, now, now, _MODE_RAW, value))
+                con.executemany("INSERT INTO Cache(key, raw, store_time, expire_time, access_time, access_count, "
+                                "tag, size, mode, filename, value) VALUES (?, 1, ?, NULL, ?, 0, NULL, 0, ?, NULL, ?)",
+                                rows)
         except self._sqlite_error as exc:
             raise corrupt_database_error(self.directory, exc) from None
 

@@ -22,7 +22,6 @@ entry either way.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from typing import Any, Iterator, Mapping
@@ -179,22 +178,37 @@ class RedisBackend(CacheBackend):
 
     # entries -----------------------------------------------------------------------------
     @staticmethod
-    def _decode(raw: Any) -> dict | None:
+    def _decode(raw: Any, key: str | None = None) -> dict | None:
         from pytest_judgerel.llm.backend import decode_entry
 
-        return decode_entry(raw)
+        return decode_entry(raw, key)
 
     def get(self, key: str) -> dict | None:
-        return self._decode(self._redis.get(self._entry_prefix + key))
+        return self._decode(self._redis.get(self._entry_prefix + key), key)
+
+    def get_many(self, keys: list[str], request: bool = True) -> dict[str, dict]:
+        """One ``MGET`` per 500 keys."""
+        found: dict[str, dict] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            for key, raw in zip(chunk, self._redis.mget([self._entry_prefix + k for k in chunk])):
+                entry = self._decode(raw, key)
+                if entry is not None:
+                    found[key] = entry
+        return found
 
     def set(self, key: str, entry: Mapping[str, Any]) -> None:
-        self._redis.set(self._entry_prefix + key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+        from pytest_judgerel.llm.backend import encode_entry
+
+        self._redis.set(self._entry_prefix + key, encode_entry(entry, compress=False))
 
     def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
         """One round trip (a non-transactional pipeline) for all entries."""
+        from pytest_judgerel.llm.backend import encode_entry
+
         pipe = self._redis.pipeline(transaction=False)
         for key, entry in entries.items():
-            pipe.set(self._entry_prefix + key, json.dumps(entry, sort_keys=True, ensure_ascii=False))
+            pipe.set(self._entry_prefix + key, encode_entry(entry, compress=False))
         pipe.execute()
 
     def delete(self, key: str) -> bool:
@@ -218,7 +232,7 @@ class RedisBackend(CacheBackend):
             names = [n for n in names if n not in seen]
             seen.update(names)
             for name, raw in zip(names, self._redis.mget(names)):
-                entry = self._decode(raw)
+                entry = self._decode(raw, name[start:])
                 if entry is not None:
                     yield name[start:], entry
 

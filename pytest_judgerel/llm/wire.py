@@ -192,6 +192,8 @@ class WireTransport:
         self._loop: Any = None
         self._urls: dict[str, str] = {}
         self._headers: dict[str, dict[str, str]] = {}
+        self._targets: dict[str, tuple[Any, Any, Any]] = {}  # url -> (yarl URL, proxy, proxy auth)
+        self._timeouts: dict[float, Any] = {}
 
     def _http(self) -> Any:
         import asyncio
@@ -201,13 +203,33 @@ class WireTransport:
             import aiohttp
 
             # the process semaphore bounds the calls in flight (limit=0: no second bound in the pool).
-            # Proxies from the environment, redirects followed and SSL_VERIFY=false honoured, as the
-            # openai SDK under litellm does.
+            # Redirects followed and SSL_VERIFY=false honoured, as the openai SDK under litellm does;
+            # proxies from the environment are looked up once per URL (:meth:`target`), not by
+            # aiohttp's trust_env, which reads the environment and ~/.netrc in a worker thread on
+            # every request.
             verify = os.environ.get("SSL_VERIFY", "").strip().lower() not in ("false", "0", "no", "off")
             connector = aiohttp.TCPConnector(limit=0, ssl=verify)
-            self._client = aiohttp.ClientSession(connector=connector, trust_env=True)
+            self._client = aiohttp.ClientSession(connector=connector)
             self._loop = loop
+            self._targets = {}
         return self._client
+
+    def target(self, url: str) -> tuple[Any, Any, Any]:
+        """``url`` parsed once, with the proxy and proxy credentials the environment names for it
+        (``HTTP(S)_PROXY``, ``NO_PROXY``, ``~/.netrc`` for the proxy's login: aiohttp's own rules), or
+        None, None."""
+        found = self._targets.get(url)
+        if found is None:
+            from aiohttp.helpers import get_env_proxy_for_url
+            from yarl import URL
+
+            parsed = URL(url)
+            try:
+                proxy, auth = get_env_proxy_for_url(parsed)
+            except LookupError:  # no proxy for this URL, or NO_PROXY exempts its host
+                proxy, auth = None, None
+            found = self._targets[url] = (parsed, proxy, auth)
+        return found
 
     def url(self, api_base: str | None) -> str:
         base = api_base or OPENAI_BASE
@@ -243,8 +265,13 @@ class WireTransport:
         import aiohttp
 
         # per operation (connecting, each read of the socket); the caller bounds the whole call
-        limits = aiohttp.ClientTimeout(total=None, connect=timeout, sock_read=timeout)
-        async with self._http().post(call.url, data=call.content, headers=call.headers, timeout=limits) as response:
+        limits = self._timeouts.get(timeout)
+        if limits is None:
+            limits = self._timeouts[timeout] = aiohttp.ClientTimeout(total=None, connect=timeout, sock_read=timeout)
+        session = self._http()
+        url, proxy, proxy_auth = self.target(call.url)
+        async with session.post(url, data=call.content, headers=call.headers, timeout=limits, proxy=proxy,
+                                proxy_auth=proxy_auth) as response:
             body = await response.read()
             status = response.status
             headers = {k.lower(): v for k, v in response.headers.items()} if status >= 300 else None

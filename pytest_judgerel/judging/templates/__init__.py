@@ -24,6 +24,7 @@ A text without ``=== role`` lines is a single user message.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -274,8 +275,13 @@ def load_template(spec: "Template | str | Path") -> Template:
 
 
 def scale_values(scale: ScaleLike) -> dict[str, str]:
-    """The text each scale placeholder becomes for ``scale`` (see :data:`SCALE_PLACEHOLDERS`)."""
-    sc = Scale.parse(scale)
+    """The text each scale placeholder becomes for ``scale`` (see :data:`SCALE_PLACEHOLDERS`): a new
+    dict each call, computed once per scale."""
+    return dict(_scale_values(Scale.parse(scale)))
+
+
+@functools.lru_cache(maxsize=256)
+def _scale_values(sc: Scale) -> dict[str, str]:
     lo, hi = number_text(sc.low), number_text(sc.high)
     vals = {"min": lo, "max": hi, "min_score": lo, "max_score": hi,
             "min_f": f"{sc.low:.1f}", "max_f": f"{sc.high:.1f}"}

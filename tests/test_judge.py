@@ -182,3 +182,28 @@ def test_fixed_seed_still_gives_distinct_repeats(client, scripted):
     r = Judge(model=model, template="stsb", scale="0-5", seed=42, temperature=1.0, client=client).rate(ITEMS[:2], 3)
     assert sorted(set(seen)) == [42, 43, 44]  # repeat r is sent seed + r
     assert r.values[0].tolist() == [0, 1, 2]
+
+
+def test_a_run_in_many_chunks_gives_what_one_chunk_gives(tmp_path, scripted, monkeypatch):
+    """The next chunk is sent while the current one is answered: the ratings, the re-asks and the
+    call counts are those of one chunk."""
+    import pytest_judgerel.judging.judge as judge_module
+
+    def flaky(messages, **params):
+        if messages[-1]["content"].startswith("Your previous reply could not be read"):
+            return "7"
+        user = messages[-1]["content"]
+        return "I would say 7 or maybe 8" if ("cat" in user or "rain" in user) else oracle(messages)
+
+    model = scripted("scripted/chunked", flaky)
+    runs = {}
+    for chunk in (4096, 5):
+        monkeypatch.setattr(judge_module, "CHUNK", chunk)
+        with LLMClient(LLMSettings(cache_dir=str(tmp_path / f"c{chunk}"))) as c:
+            r = Judge(model=model, template="stsb", scale="0-10", client=c, temperature=0.7).rate(ITEMS, repeats=3)
+            runs[chunk] = (r, c.stats.calls)
+    (whole, whole_calls), (chunked, chunked_calls) = runs[4096], runs[5]
+    assert chunked_calls == whole_calls == 24 + 6  # two items re-asked in each of 3 repeats
+    np.testing.assert_array_equal(chunked.values, whole.values)
+    assert chunked.values[5, 0] == 7 and chunked.values[0, 0] == 10 and not chunked.parse_failures
+    assert chunked.item_ids == whole.item_ids and chunked.rater_ids == whole.rater_ids

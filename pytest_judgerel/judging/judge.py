@@ -18,7 +18,7 @@ import hashlib
 import math
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -348,21 +348,26 @@ class Judge:
         )
 
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
-        """Send every (item, column) call, :data:`CHUNK` at a time (so only one chunk's requests are
-        alive at once); parse; re-ask failures once if enabled."""
+        """Send every (item, column) call, :data:`CHUNK` at a time, the next chunk built and sent while
+        the current one is answered (so at most two chunks' requests are alive); parse; re-ask
+        failures once if enabled."""
         out: dict[tuple[int, str], Any] = {}
         run = _RunTally()
-        pending: list[_Call] = []
-        for i, (_iid, item) in enumerate(rows):
-            for col, kw in columns:
-                kw = dict(kw)
-                sc = kw.pop("scale", self._grading)
-                pending.append(_Call(i, col, (sc, self._request(item, scale=sc, **kw))))
-                if len(pending) >= CHUNK:
-                    _run_chunk(self, rows, pending, out, run)
-                    pending = []
-        if pending:
-            _run_chunk(self, rows, pending, out, run)
+        client = self.client
+        previous: tuple[list[_Call], Any] | None = None
+        try:
+            for calls in _chunks(self, rows, columns):
+                submitted = client.submit_many([c.request[1] for c in calls])
+                if previous is not None:
+                    _finish_chunk(self, rows, *previous, out, run)
+                previous = (calls, submitted)
+            if previous is not None:
+                _finish_chunk(self, rows, *previous, out, run)
+                previous = None
+        except BaseException:
+            if previous is not None:  # the chunk sent ahead is not waited for
+                previous[1].cancel()
+            raise
         failures = [v[2] for v in out.values() if v[2] is not None]
         extra: dict[str, Any] = {"served": list(run.served.values())}
         if run.anchor_calls:
@@ -418,8 +423,8 @@ DEFAULT_SCALE = "0-5"
 """Default grading scale: seed 001 finds human-LLM alignment highest on 0-5."""
 
 
-#: calls a judge sends in one ``complete_many`` (their requests are alive together): 64 waves at the
-#: default concurrency's 64, a few MB of requests
+#: calls a judge sends in one ``submit_many`` (their requests are alive together; the next chunk is
+#: built while one is answered): 64 waves at the default concurrency's 64, a few MB of requests
 CHUNK = 4096
 
 
@@ -435,13 +440,30 @@ class _RunTally:
     configs: dict[tuple[int, Any, str], tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
 
 
-def _run_chunk(judge: Judge, rows, calls: list[_Call], out: dict, run: _RunTally) -> None:
-    """One chunk of :meth:`Judge._run_many`: its answers parsed into ``out``, its re-asks, its share of
-    the run's record in ``run``."""
+def _chunks(judge: Judge, rows, columns) -> Iterator[list[_Call]]:
+    """:meth:`Judge._run_many`'s calls, built :data:`CHUNK` at a time (item by item, column by column)."""
+    pending: list[_Call] = []
+    default = judge._grading
+    for i, (_iid, item) in enumerate(rows):
+        for col, kw in columns:
+            kw = dict(kw)
+            sc = kw.pop("scale", default)
+            pending.append(_Call(i, col, (sc, judge._request(item, scale=sc, **kw))))
+            if len(pending) >= CHUNK:
+                yield pending
+                pending = []
+    if pending:
+        yield pending
+
+
+def _finish_chunk(judge: Judge, rows, calls: list[_Call], submitted: Any, out: dict, run: _RunTally) -> None:
+    """One chunk of :meth:`Judge._run_many` once answered (``submitted``:
+    :meth:`pytest_judgerel.llm.LLMClient.submit_many`): its answers parsed into ``out``, its re-asks,
+    its share of the run's record in ``run``."""
     from .parsing import format_reminder, try_parse
 
     client = judge.client
-    responses = client.complete_many([c.request[1] for c in calls])
+    responses = submitted.result()
     reask: list[tuple[_Call, Any, Any]] = []
     for call, resp in zip(calls, responses):
         sc, req = call.request

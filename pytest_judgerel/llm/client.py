@@ -300,23 +300,19 @@ class LLMClient:
         neither reads nor writes the cache: every request goes upstream (e.g. to re-judge drift
         anchors), counted in ``stats.misses`` and ``stats.fresh``.
         """
+        return self.submit_many(requests, fresh=fresh).result(return_exceptions)
+
+    def submit_many(self, requests: Iterable[LLMRequest], *, fresh: bool = False) -> "Submitted":
+        """:meth:`complete_many` started on the loop thread without waiting for it: the caller can
+        build its next batch meanwhile; :meth:`Submitted.result` waits for the answers."""
         batch = self._check(requests)
         if not batch:
-            return []
+            return Submitted(self, None)
         runtime = _runtime()
         if threading.current_thread() is runtime.thread:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
-        start = time.perf_counter()
-        future = runtime.submit(self._run_batch(batch, fresh))
-        try:
-            results = future.result()
-        except BaseException:
-            future.cancel()
-            raise
-        finally:
-            self.stats.wall_time += time.perf_counter() - start
-        return self._finish(results, return_exceptions)
+        return Submitted(self, runtime.submit(self._run_batch(batch, fresh)))
 
     async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
                              fresh: bool = False) -> list[Any]:
@@ -583,6 +579,34 @@ class LLMClient:
             if bill.sent:  # an in-process model is answered here, not upstream: counted apart
                 counter = "inprocess_calls" if in_process else f"{name}_calls"
                 setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+
+
+@dataclass
+class Submitted:
+    """A batch :meth:`LLMClient.submit_many` started: ``future`` is None for an empty batch."""
+
+    client: LLMClient
+    future: Any
+
+    def result(self, return_exceptions: bool = False) -> list[Any]:
+        """The batch's results in input order (waiting for them; the wait counts in
+        ``stats.wall_time``); errors as in :meth:`LLMClient.complete_many`."""
+        if self.future is None:
+            return []
+        start = time.perf_counter()
+        try:
+            results = self.future.result()
+        except BaseException:
+            self.future.cancel()
+            raise
+        finally:
+            self.client.stats.wall_time += time.perf_counter() - start
+        return self.client._finish(results, return_exceptions)
+
+    def cancel(self) -> None:
+        """Stop what is still waiting (answers already paid for are still stored)."""
+        if self.future is not None:
+            self.future.cancel()
 
 
 def _keyed(request: LLMRequest) -> tuple[dict, str]:

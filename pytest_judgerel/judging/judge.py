@@ -322,15 +322,23 @@ class Judge:
         results = self._run_many(rows, columns)
         return self._assemble(rows, [c for c, _ in columns], results, scale, **prov)
 
-    def _request(self, item: Mapping[str, Any], *, scale: Scale, sample_index: int = 0,
-                 model: str | None = None, temperature: float | None = None):
-        from ..llm import LLMRequest
+    def _messages(self, item: Mapping[str, Any], scale: Scale) -> list[dict[str, str]]:
+        """The chat messages of one item on one scale (the template's, with this judge's system)."""
         from .templates import render
 
         messages = [m for m in render(self._template, item, scale, hardened=self.hardened)
                     if not (self.system is not None and m.get("role") == "system")]
         if self.system:  # the caller's system message replaces the template's ("" removes it)
             messages.insert(0, {"role": "system", "content": self.system})
+        return messages
+
+    def _request(self, item: Mapping[str, Any], *, scale: Scale, sample_index: int = 0,
+                 model: str | None = None, temperature: float | None = None, messages: Any = None):
+        """One call's request (``messages``: :meth:`_messages` of this item and scale, if known)."""
+        from ..llm import LLMRequest
+
+        if messages is None:
+            messages = self._messages(item, scale)
         endpoint = self.endpoint if model is None else self.endpoint.with_model(model)
         grammar = grammar_for(self.output, scale, self.axes) if self._constrained(endpoint.model) else None
         return LLMRequest(
@@ -445,10 +453,14 @@ def _chunks(judge: Judge, rows, columns) -> Iterator[list[_Call]]:
     pending: list[_Call] = []
     default = judge._grading
     for i, (_iid, item) in enumerate(rows):
+        rendered: dict[int, list[dict[str, str]]] = {}  # the item's messages per scale (repeats share them)
         for col, kw in columns:
             kw = dict(kw)
             sc = kw.pop("scale", default)
-            pending.append(_Call(i, col, (sc, judge._request(item, scale=sc, **kw))))
+            messages = rendered.get(id(sc))
+            if messages is None:
+                messages = rendered[id(sc)] = judge._messages(item, sc)
+            pending.append(_Call(i, col, (sc, judge._request(item, scale=sc, messages=messages, **kw))))
             if len(pending) >= CHUNK:
                 yield pending
                 pending = []

@@ -27,7 +27,7 @@ def _freeze_messages(messages: Any) -> tuple[dict[str, Any], ...]:
         )
     frozen = []
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
+        if type(message) is not dict and not isinstance(message, Mapping):  # (a dict skips the ABC check)
             raise ConfigError(f"LLMRequest.messages[{i}] must be a dict, got {type(message).__name__}")
         role = message.get("role")
         if role not in _VALID_ROLES:
@@ -112,13 +112,13 @@ class LLMRequest:
             object.__setattr__(self, "tools", tuple(self.tools))
         if self.grammar is not None and not isinstance(self.grammar, str):
             raise ConfigError(f"LLMRequest.grammar must be GBNF text (str), got {type(self.grammar).__name__}")
-        if not isinstance(self.extra_params, Mapping):
+        if type(self.extra_params) is not dict and not isinstance(self.extra_params, Mapping):
             raise ConfigError("LLMRequest.extra_params must be a dict of extra sampling parameters")
         reserved = {"model", "messages", "api_key", "api_base", "timeout", "metadata", "stream", "n"}
         bad = reserved.intersection(self.extra_params)
         if bad:
             raise ConfigError(f"LLMRequest.extra_params may not set {sorted(bad)}: use the dedicated fields")
-        if not isinstance(self.metadata, Mapping):
+        if type(self.metadata) is not dict and not isinstance(self.metadata, Mapping):
             raise ConfigError("LLMRequest.metadata must be a dict")
 
     def sampling(self) -> dict[str, Any]:

@@ -432,8 +432,9 @@ DEFAULT_SCALE = "0-5"
 
 
 #: calls a judge sends in one ``submit_many`` (their requests are alive together; the next chunk is
-#: built while one is answered): 64 waves at the default concurrency's 64, a few MB of requests
-CHUNK = 4096
+#: built and sent while one is answered, so two or three chunks are alive): 32 waves at the default
+#: concurrency's 64, a few MB of requests
+CHUNK = 2048
 
 
 @dataclass

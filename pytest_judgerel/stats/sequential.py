@@ -14,8 +14,8 @@ is right, ``P(seq pass, fixed fail) <= eps_pass`` and ``P(seq fail, fixed pass) 
 over all looks (the per-look disagreement events are disjoint).
 
 The rules: :func:`icc_sequential_look` (ICC gates over repeats, on a first share of the items at
-2 repeats for small caps; the rest simulated from the two-way random model with each item's own
-noise, :func:`_simulate_completions`), :func:`pass_rate_sequential_look` (the corrected pass rate
+2 repeats, then every repeat of a few items, the offsets probe; the rest simulated from the two-way
+random model with each item's own noise, :func:`_simulate_completions`), :func:`pass_rate_sequential_look` (the corrected pass rate
 over items, looked at from :data:`PASS_RATE_FIRST` items; the beta-binomial predictive of the
 judge's pass count under a Jeffreys prior against the cutoff of :func:`pass_rate_cutoff`: exact)
 and :func:`human_mean_sequential_look` (the PPI++ mean; the unjudged scores from the Bayesian-

@@ -50,7 +50,8 @@ _SEQUENTIAL = {
         "looks": {"type": "array", "items": {"type": "object", "properties": {
             "look": _INT, "used": _INT, "decision": _DECISION,
             "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-            "observed": _NUM_OR_NULL, "n_sim": _INT_OR_NULL, "items": _INT_OR_NULL}}},
+            "observed": _NUM_OR_NULL, "n_sim": _INT_OR_NULL, "items": _INT_OR_NULL,
+            "probe_items": _INT}}},
     },
 }
 

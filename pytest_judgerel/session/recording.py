@@ -118,6 +118,7 @@ class SequentialLookInfo(TypedDict, total=False):
     observed: float | None
     n_sim: int | None
     items: int | None  # a look on a first share of the items: how many (None: all of them)
+    probe_items: int  # items of the offsets probe the look saw on every repeat (0: none)
 
 
 class SequentialInfo(TypedDict, total=False):

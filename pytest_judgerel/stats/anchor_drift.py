@@ -52,7 +52,7 @@ DEFAULT_MIN_DRIFT = 0.5
 """A significant shift counts as drift only when it is at least this fraction of the margin
 (0.05 of the range by default), so that many anchors do not call a negligible shift a drift."""
 DEFAULT_NOISE_ALPHA = 0.025
-"""Level of the noise test (permutation test, four fifths of it to an increase of the noise:
+"""Level of the noise test (permutation test, nine tenths of it to an increase of the noise:
 :data:`~pytest_judgerel.stats.anchor_noise.UP_SHARE`); the shift test gets at most
 ``alpha - noise_alpha``, so the two together keep ``alpha`` (Bonferroni)."""
 DEFAULT_POWER = 0.95

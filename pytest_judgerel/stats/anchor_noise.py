@@ -34,7 +34,7 @@ from ._json import json_float
 
 __all__ = ["UP_SHARE", "NoiseRatio", "noise_ratio"]
 
-UP_SHARE = 0.8
+UP_SHARE = 0.9
 """Share of the noise test's level given to an increase of the noise (the rest to a decrease)."""
 
 

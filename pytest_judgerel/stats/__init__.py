@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     # anchor_drift.py, anchor_noise.py, cusum.py, drift_attribution.py
     "anchor_comparison": "anchor_drift", "AnchorComparison": "anchor_drift",
     "staged_anchor_comparison": "anchor_drift", "designed_shift_level": "anchor_drift",
+    "reference_samples_for": "anchor_drift",
     "NoiseRatio": "anchor_noise",
     "drift_monitor": "cusum", "DriftMonitor": "cusum", "MonitorStep": "cusum", "cusum_decision_limit": "cusum",
     "attribute_change": "drift_attribution", "DriftAttribution": "drift_attribution",

@@ -15,8 +15,7 @@ import pytest
 
 from pytest_judgerel.report.schema import validate_report
 from pytest_judgerel.stats.pairwise import win_rate
-from pytest_judgerel.stats.sequential import pass_rate_schedule
-from pytest_judgerel.stats.sequential_pairwise import (COMPARISON_EPS_FAIL, COMPARISON_EPS_PASS,
+from pytest_judgerel.stats.sequential_pairwise import (COMPARISON_FIRST, comparison_schedule, COMPARISON_EPS_FAIL, COMPARISON_EPS_PASS,
                                                        comparison_sequential_look, expected_comparison_share)
 from pytest_judgerel.testing.fake_server import FakeLLMServer
 
@@ -28,13 +27,13 @@ def _outcomes(scores) -> dict[str, list[float]]:
 
 
 def test_clear_wins_stop_with_pass_and_clear_losses_with_fail_at_the_first_look():
-    wins = _outcomes([[1.0, 1.0]] * 18 + [[1.0, 0.0]] * 2)
-    losses = _outcomes([[0.0, 0.0]] * 16 + [[1.0, 0.0]] * 4)
+    wins = _outcomes([[1.0, 1.0]] * 27 + [[1.0, 0.0]] * 3)
+    losses = _outcomes([[0.0, 0.0]] * 24 + [[1.0, 0.0]] * 6)
     up = comparison_sequential_look(wins, n_cap=200, threshold=0.45, alpha=0.05)
     down = comparison_sequential_look(losses, n_cap=200, threshold=0.45, alpha=0.05)
     assert up.decision == "pass" and up.p_pass_at_cap >= 1 - COMPARISON_EPS_PASS and up.look == 1
     assert down.decision == "fail" and down.p_pass_at_cap <= COMPARISON_EPS_FAIL
-    assert not up.at_cap and up.used == 20 and up.cap == 200
+    assert not up.at_cap and up.used == COMPARISON_FIRST and up.cap == 200
 
 
 def test_a_candidate_near_the_threshold_draws_more_and_its_p_cap_rises_with_the_wins():
@@ -48,9 +47,10 @@ def test_a_candidate_near_the_threshold_draws_more_and_its_p_cap_rises_with_the_
     assert higher.p_pass_at_cap > near.p_pass_at_cap
 
 
-def test_ties_only_do_not_settle_a_pass_on_twenty_items():
+def test_ties_only_do_not_settle_a_pass_at_the_first_look():
     # without weight on unseen wins and losses the predictive would hold only ties (a constant: no spread)
-    ties = comparison_sequential_look(_outcomes([[1.0, 0.0]] * 20), n_cap=200, threshold=0.45, alpha=0.05)
+    ties = comparison_sequential_look(_outcomes([[1.0, 0.0]] * COMPARISON_FIRST), n_cap=200, threshold=0.45,
+                                      alpha=0.05)
     assert ties.decision == "continue"
 
 
@@ -75,7 +75,7 @@ def test_more_items_than_the_cap_is_an_error():
 def test_the_expected_share_is_below_the_cap_and_smaller_far_from_the_threshold():
     far, _ = expected_comparison_share(200, 1, 0.45, 0.05, truths=[0.8], runs=4)
     near, basis = expected_comparison_share(200, 1, 0.45, 0.05, runs=4)
-    assert 0 < far < near <= 1 and far <= pass_rate_schedule(200).looks[1] / 200
+    assert 0 < far < near <= 1 and far <= comparison_schedule(200).looks[1] / 200
     assert "true win rates" in basis
 
 
@@ -165,12 +165,45 @@ def test_a_dry_run_plans_the_cap_and_its_expected_calls(pytester, server):
 
 
 def test_a_budget_stop_mid_draw_leaves_a_record_with_the_sequential_block(pytester, server):
-    server.responder = coin  # a candidate on the threshold: no early stop at 20 or 30 items
+    server.responder = coin  # a candidate on the threshold: no early stop at 30 items
     pytester.makepyfile(test_cmp=_test_file(server.url))
-    result, sent, (rec,), _ = _run(pytester, server, "--judgerel-sequential", "--judgerel-max-calls=50",
+    result, sent, (rec,), _ = _run(pytester, server, "--judgerel-sequential", "--judgerel-max-calls=70",
                                    name="budget")
     result.assert_outcomes(failed=1)
     block = rec["sequential"]
     assert rec["passed"] is False and rec["value"] is None and "budget" in rec["error"].lower()
-    assert block["stop"] == "budget" and sent <= 50 and 20 <= block["used"] < N and block["calls"] == 2 * block["used"]
+    assert block["stop"] == "budget" and sent <= 70 and COMPARISON_FIRST <= block["used"] < N and block["calls"] == 2 * block["used"]
     assert "refused the look" in block["reason"]
+
+
+def _items(n: int):
+    items, cand, base = [], {}, {}
+    for k in range(n):
+        a, b = k + 3, 2 * k + 1
+        iid = f"q{k:03d}"
+        items.append({"id": iid, "question": f"What is {a} + {b}?"})
+        right, wrong = f"{a} + {b} = {a + b}.", f"{a} + {b} = {a + b + 2}."
+        cand[iid], base[iid] = (right if k % 10 else wrong), (wrong if k % 2 else right)
+    return items, cand, base
+
+
+def test_any_other_use_of_a_pending_comparison_draws_the_cap_and_human_labels_run_fixed(fake_llm_server,
+                                                                                       _private_metric_sink):
+    from pytest_judgerel import Judge, assert_better
+    from pytest_judgerel.judging.compare import PendingComparison
+    from pytest_judgerel.llm import LLMClient, LLMSettings
+
+    fake_llm_server.responder = script
+    items, cand, base = _items(60)
+    with LLMClient(LLMSettings(cache_mode="off")) as c:
+        judge = Judge(model="openai/fake", api_base=fake_llm_server.url, api_key="sk-test", client=c, sequential=True)
+        pending = judge.compare(items, candidate=cand, baseline=base, repeats=1)
+        assert isinstance(pending, PendingComparison) and fake_llm_server.requests == 0
+        assert "0 of 120 calls drawn" in repr(pending)  # repr never draws
+        assert pending.n_items == 60 and pending.materialized  # an attribute draws the whole cap
+        again = judge.compare(items, candidate=cand, baseline=base, repeats=1)
+        human = {"q001": "candidate", "q002": "candidate", "q010": "baseline"}
+        assert_better(again, margin=0.0, human=human, alpha=0.2)
+    rec = [r for r in _private_metric_sink if r.get("kind") == "pairwise"][-1]
+    assert rec["sequential"]["stop"] == "fixed" and "human labels" in rec["sequential"]["reason"]
+    assert rec["n"] == 60 and rec["statistic"] == "human win rate (PPI++)"

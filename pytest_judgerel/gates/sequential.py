@@ -383,13 +383,12 @@ def settle_comparison(comparison: Any, *, threshold: float, alpha: float, human:
                       max_parse_failures: int | None) -> tuple[Any, SequentialRun | None]:
     """The start of ``assert_not_worse``/``assert_better``: a pending comparison
     (``judging.compare.PendingComparison``) is drawn by item prefixes on
-    :func:`~pytest_judgerel.stats.sequential.pass_rate_schedule`, looking with
+    :func:`~pytest_judgerel.stats.sequential_pairwise.comparison_schedule`, looking with
     :func:`~pytest_judgerel.stats.sequential_pairwise.comparison_sequential_look`.  With human
     labels (PPI++) it is drawn in full (``stop: "fixed"``).  Returns (the comparison to compute on,
     the run; None when ``comparison`` was not pending)."""
     from ..judging.compare import PendingComparison
-    from ..stats.sequential import pass_rate_schedule
-    from ..stats.sequential_pairwise import comparison_sequential_look
+    from ..stats.sequential_pairwise import comparison_schedule, comparison_sequential_look
 
     if not isinstance(comparison, PendingComparison) or comparison.materialized:
         return comparison, None
@@ -406,7 +405,7 @@ def settle_comparison(comparison: Any, *, threshold: float, alpha: float, human:
         plan = PlannedCalls(pending.design.calls, share * pending.design.calls, basis)
         return full, dataclasses.replace(run, plan=plan.to_dict())
     limit = parse_failure_limit(max_parse_failures)
-    schedule = pass_rate_schedule(total)
+    schedule = comparison_schedule(total)
 
     def look_at(part: Any) -> Any:
         return comparison_sequential_look(part.outcomes(), n_cap=total, threshold=threshold, alpha=alpha,

@@ -13,7 +13,7 @@ is judged by a fast stand-in of the gate's rule: the Student-t lower bound ``mea
 sd / sqrt(n)`` of the item scores (the bootstrap-t interval of
 :func:`~pytest_judgerel.stats.pairwise.win_rate` is centred on the same studentized mean).  "pass"
 at ``p_cap >= 1 - eps_pass``, "fail" at ``p_cap <= eps_fail``; at the cap the gate's exact rule
-(``win_rate``) decides.  Looks: :func:`~pytest_judgerel.stats.sequential.pass_rate_schedule`.
+(``win_rate``) decides.  Looks: :func:`comparison_schedule`.
 :func:`expected_comparison_share` is the dry run's expected share of the cap's calls.
 """
 
@@ -27,22 +27,29 @@ from scipy import stats as _st
 
 from ..errors import ReliabilityError
 from .sequential import (LookSchedule, SequentialLook, _check_schedule, _decide, _stop_levels,  # noqa: PLC2701
-                         pass_rate_schedule)
+                         items_schedule)
 
-__all__ = ["comparison_sequential_look", "expected_comparison_share", "COMPARISON_EPS_PASS",
+__all__ = ["comparison_sequential_look", "comparison_schedule", "COMPARISON_FIRST", "expected_comparison_share", "COMPARISON_EPS_PASS",
            "COMPARISON_EPS_FAIL", "COMPARISON_N_SIM", "COMPARISON_PRIOR_OFFSETS"]
 
-COMPARISON_EPS_PASS = 0.01
+COMPARISON_EPS_PASS = 0.005
 """Stop with "pass" at ``p_cap >= 1 - eps_pass`` (measured with ``benchmarks/bench_pairwise.py``)."""
-COMPARISON_EPS_FAIL = 0.03
+COMPARISON_EPS_FAIL = 0.02
 """Stop with "fail" at ``p_cap <= eps_fail``."""
 COMPARISON_N_SIM = 4000
 """Completions per look (cheap: one multinomial count each); Monte Carlo sd at p = 0.99: 0.0016."""
+COMPARISON_FIRST = 30
+"""Items drawn before the first look (earlier looks stopped on unrepresentative first items too often)."""
 PRIOR_COUNT = 0.5
 """Dirichlet weight the predictive adds at a clear loss (0) and a clear win (1): unseen items may
 score what no observed item did (without it, 20 items that all tie would predict only ties)."""
 COMPARISON_PRIOR_OFFSETS = (-0.1, -0.05, 0.0, 0.05, 0.1)
 """True win rates the dry run's expectation weighs equally, as offsets from the threshold."""
+
+
+def comparison_schedule(cap: int) -> LookSchedule:
+    """The looks: from :data:`COMPARISON_FIRST` items in steps of ``max(10, ceil(cap / 20))``, and at the cap."""
+    return items_schedule(cap, batch=max(10, math.ceil(cap / 20)), first=min(COMPARISON_FIRST, cap))
 
 
 def _item_scores(outcomes: Mapping[str, Sequence[float | None]]) -> np.ndarray:
@@ -89,7 +96,7 @@ def comparison_sequential_look(outcomes: Mapping[str, Sequence[float | None]], *
     if seen > n_cap:
         raise ReliabilityError(f"{seen} items drawn, more than the cap of {n_cap}: a sequential gate never draws "
                                "past its cap")
-    sched = _check_schedule(schedule, pass_rate_schedule(n_cap), n_cap)
+    sched = _check_schedule(schedule, comparison_schedule(n_cap), n_cap)
     rule = f"win rate one-sided {1 - alpha:.0%} lower bound > {threshold:g} at {n_cap} items"
     scores = _item_scores(outcomes)
     observed = float(scores.mean()) if scores.size else None
@@ -135,7 +142,7 @@ def expected_comparison_share(n_cap: int, repeats: int, threshold: float, alpha:
     0.02-0.98; heterogeneous items, ``tie`` tie rate).  Returns (share, the basis in words)."""
     truths = [min(0.98, max(0.02, threshold + d)) for d in COMPARISON_PRIOR_OFFSETS] if truths is None else list(truths)
     rng = np.random.default_rng([seed, n_cap, repeats])
-    sched = pass_rate_schedule(n_cap)
+    sched = comparison_schedule(n_cap)
     shares = []
     for truth in truths:
         for _ in range(runs):

@@ -1,6 +1,7 @@
 """Benchmark: the pairwise non-inferiority gate keeps its error rates under position bias and ties.
 
 Run: python benchmarks/bench_pairwise.py [--quick] [--designs N] [--reps R] [--seed S]
+[--only fixed|sequential] [--seq-designs N] [--seq-reps R]
 
 Simulation with known truth.  Designs are drawn with a fixed seed from this domain:
 
@@ -132,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--designs", type=int, default=8)
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261128)
+    ap.add_argument("--seq-designs", type=int, default=6, help="designs of the sequential section")
+    ap.add_argument("--seq-reps", type=int, default=200, help="data sets per design and truth (sequential section)")
     ap.add_argument("--only", choices=("fixed", "sequential"), help="run one section (default: both)")
     args = ap.parse_args(argv)
     code = 0
@@ -202,7 +205,7 @@ def sequential_run(items: list[np.ndarray], threshold: float) -> tuple[bool, boo
 
 
 def sequential_section(args: argparse.Namespace) -> int:
-    n_designs, reps = (3, 60) if args.quick else (6, 200)
+    n_designs, reps = (3, 60) if args.quick else (args.seq_designs, args.seq_reps)
     designs = draw_seq_designs(n_designs, args.seed)
     print(f"sequential pairwise gate: {n_designs} designs x {len(SEQ_OFFSETS)} truths x {reps} data sets, "
           f"alpha={ALPHA}, seed {args.seed}; anchor: the fixed gate on the same data")

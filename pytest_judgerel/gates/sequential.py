@@ -38,7 +38,7 @@ from ..ratings import Ratings
 from ..session.recording import SequentialInfo
 from .conclusion import parse_failure_limit
 
-__all__ = ["SequentialRun", "settle_icc", "settle_pass_rate", "settle_human_mean", "pass_verdicts"]
+__all__ = ["SequentialRun", "settle_icc", "settle_pass_rate", "settle_human_mean", "settle_comparison", "pass_verdicts"]
 
 STOPS = ("settled", "cap", "fixed", "parse failures", "budget")
 """Why drawing ended: a look ``settled`` the cap's verdict before the cap; the ``cap`` was reached;
@@ -382,3 +382,46 @@ def settle_human_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: A
 
     data, run = _draw_by_looks(pending, "items", schedule, look_at, unparsed)
     return labeled, data, run
+
+
+# ---------------------------------------------------------------------------- pairwise comparison over items
+def settle_comparison(comparison: Any, *, threshold: float, alpha: float, human: bool,
+                      max_parse_failures: int | None) -> tuple[Any, SequentialRun | None]:
+    """The start of ``assert_not_worse``/``assert_better``: a pending comparison
+    (``judging.compare.PendingComparison``) is drawn by item prefixes on
+    :func:`~pytest_judgerel.stats.sequential_pairwise.comparison_schedule`, looking with
+    :func:`~pytest_judgerel.stats.sequential_pairwise.comparison_sequential_look`.  With human
+    labels (PPI++) it is drawn in full (``stop: "fixed"``).  Returns (the comparison to compute on,
+    the run; None when ``comparison`` was not pending)."""
+    from ..judging.compare import PendingComparison
+    from ..stats.sequential_pairwise import comparison_schedule, comparison_sequential_look
+
+    if not isinstance(comparison, PendingComparison) or comparison.materialized:
+        return comparison, None
+    pending = cast(Any, comparison)  # drawn like PendingRatings by items (items_prefix, design, calls_drawn)
+    if human:
+        return _fixed(pending, "items", "human labels (the PPI++ human win rate) have no sequential rule")
+    total = pending.design.items
+    if _dry_run():
+        from ..stats.sequential_plan import PlannedCalls
+        from ..stats.sequential_pairwise import expected_comparison_share
+
+        full, run = _fixed(pending, "items", "dry run: the plan holds the cap, the most a sequential gate can spend")
+        share, basis = expected_comparison_share(total, pending.design.repeats // 2, threshold, alpha)
+        plan = PlannedCalls(pending.design.calls, share * pending.design.calls, basis)
+        return full, dataclasses.replace(run, plan=plan.to_dict())
+    limit = parse_failure_limit(max_parse_failures)
+    schedule = comparison_schedule(total)
+
+    def look_at(part: Any) -> Any:
+        return comparison_sequential_look(part.outcomes(), n_cap=total, threshold=threshold, alpha=alpha,
+                                          schedule=schedule)
+
+    def unparsed(part: Any, size: int, looks: tuple[Any, ...]) -> Ended | None:
+        return _over_limit(pending, "items", part, size, looks, limit)
+
+    try:
+        return _draw_by_looks(pending, "items", schedule, look_at, unparsed)
+    except BudgetExceededError as exc:
+        _record_budget_stop(exc, "pairwise", "win rate", threshold)
+        raise

@@ -340,6 +340,7 @@ class PairwiseRecord(MetricRecord, total=False):
     judge_win_rate: dict[str, Any]  # with human labels: the judge's own win rate (stats.pairwise's WinRate.to_dict())
     human: dict[str, Any]  # with human labels: the PPI++ estimate's details (n labelled, lambda)
     jury: dict[str, Any]  # a panel's comparison: stats.jury's JuryVerdicts.to_dict() (rule, per-judge verdicts)
+    sequential: SequentialInfo  # drawn sequentially (--judgerel-sequential)
 
 
 class RankingRecord(MetricRecord, total=False):

@@ -72,6 +72,8 @@ _EXPORTS: dict[str, str] = {
     # pairwise.py, bradley_terry.py, verdict_agreement.py, jury.py
     "win_rate": "pairwise", "WinRate": "pairwise", "ppi_win_rate": "pairwise", "consistent_verdict": "pairwise",
     "BradleyTerry": "bradley_terry",
+    # sequential_pairwise.py
+    "comparison_sequential_look": "sequential_pairwise", "comparison_schedule": "sequential_pairwise",
     "cohens_kappa": "verdict_agreement", "gwet_ac1": "verdict_agreement",
     "VerdictAgreement": "verdict_agreement", "Coefficient": "verdict_agreement",
     "combine_verdicts": "jury", "JuryVerdicts": "jury", "JURY_RULES": "jury",
@@ -89,7 +91,7 @@ def __getattr__(name: str) -> Any:
     if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
                 "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
                 "anchor_drift", "anchor_noise", "cusum", "drift_attribution", "_json", "interval",
-                "sequential", "sequential_plan", "pairwise", "bradley_terry", "verdict_agreement",
+                "sequential", "sequential_plan", "sequential_pairwise", "pairwise", "bradley_terry", "verdict_agreement",
                 "jury"):  # "icc" is the function
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:

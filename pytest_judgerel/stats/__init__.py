@@ -13,6 +13,7 @@ names with ``from pytest_judgerel.stats.icc import ICCResult`` (works as usual).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import types
@@ -84,15 +85,19 @@ _OTHER_SUBMODULES = ("ranking",)
 __all__ = sorted(_EXPORTS)
 
 
+@functools.lru_cache(maxsize=1)
+def _submodules() -> frozenset[str]:
+    """The submodule files of this package, read from its directory ("icc" is the function)."""
+    import pkgutil
+
+    return frozenset(m.name for m in pkgutil.iter_modules(__path__) if m.name != "icc")
+
+
 def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
-    if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
-                "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
-                "anchor_drift", "anchor_noise", "cusum", "drift_attribution", "_json", "interval",
-                "sequential", "sequential_plan", "sequential_pairwise", "pairwise", "bradley_terry", "verdict_agreement",
-                "jury"):  # "icc" is the function
+    if name in _submodules():
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

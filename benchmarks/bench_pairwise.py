@@ -1,6 +1,7 @@
 """Benchmark: the pairwise non-inferiority gate keeps its error rates under position bias and ties.
 
 Run: python benchmarks/bench_pairwise.py [--quick] [--designs N] [--reps R] [--seed S]
+[--only fixed|sequential] [--seq-designs N] [--seq-reps R]
 
 Simulation with known truth.  Designs are drawn with a fixed seed from this domain:
 
@@ -25,6 +26,17 @@ Goals (the issue's):
    needs more items than some designs have;
 3. judging one order only (the candidate always shown first; the anchor is the both-orders gate of
    the same run) visibly fails goal 1.
+
+Sequential section (``--only sequential``; the rule of
+:mod:`pytest_judgerel.stats.sequential_pairwise`, looks on ``comparison_schedule``).  Designs drawn
+from: n 40-400, k 1-3, ties 0-0.30, bias 0.50-0.60, c 2-10, margin 0-0.10; truths W = 0.5 - margin
++ (-0.10, -0.05, -0.02, 0, 0.02, 0.05, 0.10).  Each data set is judged by the fixed gate (the
+anchor, same data) and by the sequential rule on its item prefixes.  Goals:
+4. |P(seq pass) - P(fixed pass)| <= 0.03 at every design and truth;
+5. pass stops reversed by the cap (an early pass where the fixed gate on the cap's data fails)
+   <= 0.01 of the data sets (pooled);
+6. where the fixed verdict is 95% predictable (P(fixed pass) >= 0.95 or <= 0.05) the sequential
+   gate spends on average at most half the cap's calls (mean and worst cell printed).
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ from scipy import integrate, optimize, stats
 
 from pytest_judgerel.stats.pairwise import win_rate
 from pytest_judgerel.stats.proportion import clopper_pearson
+from pytest_judgerel.stats.sequential_pairwise import comparison_schedule, comparison_sequential_look
 
 ALPHA = 0.05
 EFFECT = 0.55
@@ -120,7 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--designs", type=int, default=8)
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261128)
+    ap.add_argument("--seq-designs", type=int, default=6, help="designs of the sequential section")
+    ap.add_argument("--seq-reps", type=int, default=200, help="data sets per design and truth (sequential section)")
+    ap.add_argument("--only", choices=("fixed", "sequential"), help="run one section (default: both)")
     args = ap.parse_args(argv)
+    code = 0
+    if args.only != "fixed":
+        code |= sequential_section(args)
+    if args.only == "sequential":
+        return code
     n_designs, reps = (4, 200) if args.quick else (args.designs, args.reps)
     designs = draw_designs(n_designs, args.seed)
     print(f"pairwise non-inferiority gate: {n_designs} designs x {reps} data sets, alpha={ALPHA}, seed {args.seed}")
@@ -133,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((d, fp, pw, one))
         print(f"  {d}: false pass {fp[0] / reps:.3f}  power@W={EFFECT} {pw[0] / reps:.3f}  "
               f"(INFO power@W=0.50 {even[0] / reps:.3f})  one-order false pass {one[0] / reps:.3f}", flush=True)
-    return report(rows, reps)
+    return report(rows, reps) | code
 
 
 def report(rows: list, reps: int) -> int:
@@ -154,6 +175,70 @@ def report(rows: list, reps: int) -> int:
     print(f"{'PASS' if one_fails else 'FAIL'} one order only visibly fails goal 1: pooled false-pass rate "
           f"{one_pooled:.4f} > {limit:.2f} ({ratio:.1f}x the both-orders anchor of this run)")
     return 0 if ok1 and ok2 and one_fails else 1
+
+
+SEQ_OFFSETS = (-0.10, -0.05, -0.02, 0.0, 0.02, 0.05, 0.10)
+
+
+def draw_seq_designs(count: int, seed: int) -> list[Design]:
+    rng = np.random.default_rng([seed, 7])
+    return [Design(int(rng.integers(40, 401)), int(rng.integers(1, 4)), float(rng.uniform(0, 0.30)),
+                   float(rng.uniform(0.5, 0.6)), float(rng.uniform(2, 10)), float(rng.uniform(0, 0.10)))
+            for _ in range(count)]
+
+
+def sequential_run(items: list[np.ndarray], threshold: float) -> tuple[bool, bool, int]:
+    """(fixed passes, sequential passes, items used) on one data set; the early pass is the look's."""
+    n = len(items)
+    data = {f"i{k}": list(a) for k, a in enumerate(items)}
+    keys = list(data)
+    fixed = win_rate(data, confidence=1 - 2 * ALPHA).ci_low > threshold  # the gate's own rule (seed 0)
+    sched = comparison_schedule(n)
+    for size in sched.looks:
+        if size == n:
+            return fixed, fixed, n
+        look = comparison_sequential_look({k: data[k] for k in keys[:size]}, n_cap=n, threshold=threshold,
+                                          alpha=ALPHA, schedule=sched, seed=size)
+        if look.stopped:
+            return fixed, look.decision == "pass", size
+    raise AssertionError("the schedule ends at the cap")
+
+
+def sequential_section(args: argparse.Namespace) -> int:
+    n_designs, reps = (3, 60) if args.quick else (args.seq_designs, args.seq_reps)
+    designs = draw_seq_designs(n_designs, args.seed)
+    print(f"sequential pairwise gate: {n_designs} designs x {len(SEQ_OFFSETS)} truths x {reps} data sets, "
+          f"alpha={ALPHA}, seed {args.seed}; anchor: the fixed gate on the same data")
+    worst_gap, reversed_, total, predictable = 0.0, 0, 0, []
+    for i, d in enumerate(designs):
+        threshold = 0.5 - d.margin
+        cells = []
+        for j, off in enumerate(SEQ_OFFSETS):
+            target = min(0.97, max(0.03, threshold + off))
+            mu = solve_mu(target, d)
+            rng = np.random.default_rng([args.seed, i, j])
+            runs = [sequential_run(simulate(d, mu, rng, True), threshold) for _ in range(reps)]
+            p_fix = sum(r[0] for r in runs) / reps
+            p_seq = sum(r[1] for r in runs) / reps
+            share = float(np.mean([r[2] for r in runs])) / d.n
+            reversed_ += sum(r[1] and not r[0] and r[2] < d.n for r in runs)
+            total += reps
+            worst_gap = max(worst_gap, abs(p_seq - p_fix))
+            if p_fix >= 0.95 or p_fix <= 0.05:
+                predictable.append(share)
+            cells.append(f"W={target:.2f}: fixed {p_fix:.2f} seq {p_seq:.2f} calls {share:.2f}")
+        print(f"  {d}\n    " + "\n    ".join(cells), flush=True)
+    ok4 = worst_gap <= 0.03
+    rev = reversed_ / total
+    ok5 = rev <= 0.01
+    mean_share = float(np.mean(predictable)) if predictable else float("nan")
+    ok6 = bool(predictable) and mean_share <= 0.5
+    print(f"{'PASS' if ok4 else 'FAIL'} |P(seq pass) - P(fixed pass)| <= 0.03 at every truth: worst {worst_gap:.3f}")
+    print(f"{'PASS' if ok5 else 'FAIL'} pass stops reversed by the cap <= 0.01: {rev:.4f} of {total} data sets")
+    print(f"{'PASS' if ok6 else 'FAIL'} calls where the fixed verdict is 95% predictable: mean share of the cap "
+          f"{mean_share:.3f} <= 0.5 (worst cell {max(predictable, default=float('nan')):.3f}; "
+          f"{len(predictable)} cells)")
+    return 0 if ok4 and ok5 and ok6 else 1
 
 
 if __name__ == "__main__":

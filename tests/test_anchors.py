@@ -71,7 +71,7 @@ class _Endpoint:
 
 
 def _run(client: FakeClient) -> AnchorRun:
-    return AnchorRun(client, lambda judge: _Endpoint(), sample_size=30)
+    return AnchorRun(client, lambda judge: _Endpoint(), sample_size=30, reference_samples=2)
 
 
 def _true_calls(n: int) -> list[dict[str, Any]]:
@@ -161,7 +161,7 @@ def test_the_reserve_is_asked_only_when_the_first_stage_is_not_clearly_steady(tm
     first_30 = {a.request["messages"][0]["content"] for a in stored.anchors[:30]}
 
     seen_calls = set()
-    for seed in range(4):
+    for seed in range(8):
         client = FakeClient()
         client.rng = random.Random(seed)
         entry = check_anchors(path, pool, served, AnchorRun(client, lambda judge: _Endpoint()))["configurations"][cid]

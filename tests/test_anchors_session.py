@@ -83,16 +83,17 @@ def test_drift_is_caught_under_the_same_name_and_fingerprint(pytester: pytest.Py
     pytester.makepyfile(test_suite=SUITE)
 
     first = _session(pytester, server, 1, "record")  # records the suite's answers and the anchors
-    assert first["totals"]["calls"] == 400 and first["totals"]["misses"] == 400
+    # 4 reference samples per anchor on 0-10: the suite's own 2 repeats and 2 asked fresh (40 x 2 calls)
+    assert first["totals"]["calls"] == 480 and first["totals"]["misses"] == 480
     entry = _only(first)
     assert entry["status"] == "recorded" and entry["anchors"] == 40  # 30 re-judged each session, 10 in reserve
-    assert entry["calls"] == 0  # both reference samples are the suite's own repeats
+    assert entry["calls"] == 80 and entry["reference_samples"] == 4
     assert entry["served"]["system_fingerprints"] == {"fp_judge_v1": 400}
-    assert entry["reference_server"]["system_fingerprints"] == {"fp_judge_v1": 80}
+    assert entry["reference_server"]["system_fingerprints"] == {"fp_judge_v1": 160}
     anchors = json.loads((pytester.path / "anchors.json").read_text())
     assert anchors["schema"] == "pytest-judgerel/anchors" and anchors["version"] == 1
     stored = next(iter(anchors["configurations"].values()))
-    assert len(stored["anchors"]) == 40 and all(len(a["reference"]) == 2 for a in stored["anchors"])
+    assert len(stored["anchors"]) == 40 and all(len(a["reference"]) == 4 for a in stored["anchors"])
     assert stored["anchors"][0]["request"]["sampling"]["temperature"] == 0.7
     assert "judge anchors recorded" in first["_stdout"]
 

@@ -67,12 +67,41 @@ def test_batches_for_caps_not_divisible_by_their_step():
 
 
 def test_icc_looks_start_on_a_first_share_of_the_items():
-    s = repeats_schedule(3, n_items=100)
-    assert s.stages == ((34, 2), (68, 2), (None, 2), (None, 3)) and s.n_items == 100
-    assert [s.stage_number(m, r) for m, r in s.stages] == [1, 2, 3, 4]
+    s = repeats_schedule(3, n_items=100, probe=False)
+    assert s.stages == ((34, 2, 0), (68, 2, 0), (None, 2, 0), (None, 3, 0)) and s.n_items == 100
+    assert [s.stage_number(m, r) for m, r, _ in s.stages] == [1, 2, 3, 4]
     assert repeats_schedule(5, n_items=20).item_looks == (10,)  # at least ITEM_LOOK_MIN items a look
     assert repeats_schedule(5, n_items=10).item_looks == ()
     assert s.to_dict()["item_looks"] == [34, 68] and "item_looks" not in repeats_schedule(3).to_dict()
+
+
+def test_the_offsets_probe_follows_the_first_all_items_look():
+    s = repeats_schedule(7, n_items=150)
+    assert s.probe == 15 and s.stages[:4] == ((50, 2, 0), (100, 2, 0), (None, 2, 0), (None, 2, 15))
+    assert s.stages[-1] == (None, 7, 15) and len(s.stages) == 9
+    assert [s.stage_number(m, r, bool(p)) for m, r, p in s.stages] == list(range(1, 10))
+    assert s.to_dict()["probe"] == 15 and "probe" not in repeats_schedule(7, n_items=150, probe=False).to_dict()
+    assert repeats_schedule(7, n_items=30).probe == 5  # at least PROBE_MIN items
+    assert repeats_schedule(2, n_items=150).probe == 0 and repeats_schedule(7).probe == 0  # no repeat to probe
+
+
+def test_the_offsets_probe_settles_what_two_repeats_cannot():
+    """Two repeats leave the repeats' offsets on 1 df (a heavy-tailed posterior); every repeat on 15
+    items pins them, so the same look settles (seeds where the plain look continues)."""
+    s = repeats_schedule(7, n_items=150)
+    settled = 0
+    for seed in (0, 2, 3):
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=(150, 1)) * 0.85 + rng.normal(size=(150, 7)) * 0.5 + rng.normal(size=(1, 7)) * 0.2
+        plain = icc_sequential_look(x[:, :2], threshold=0.55, cap=7, schedule=s)
+        probed = icc_sequential_look(x[:, :2], threshold=0.55, cap=7, schedule=s, probe=x[:15])
+        assert plain.decision == "continue" and probed.p_pass_at_cap > plain.p_pass_at_cap
+        settled += probed.decision == "pass"
+        assert probed.look == 4 and probed.probe_items == 15 and "every repeat on 15 items" in str(probed)
+        assert probed.share_of_cap == pytest.approx((150 * 2 + 15 * 5) / (150 * 7))  # the probe's calls count
+    assert settled == 3
+    with pytest.raises(seq.ReliabilityError, match="every repeat of the cap"):
+        icc_sequential_look(x[:, :2], threshold=0.55, cap=7, schedule=s, probe=x[:15, :6])
 
 
 def test_a_look_on_a_first_share_of_the_items_is_not_the_cap():
@@ -150,9 +179,35 @@ def test_an_icc_gate_runs_to_its_cap_when_no_look_settles(scripted, monkeypatch)
         result = assert_icc_above(judge.rate(items), 0.2)
     (block,) = [r["sequential"] for r in rec.records if r["kind"] == "icc"]
     assert block["stop"] == "cap" and not block["early"] and block["calls"] == block["cap_calls"] == 120
-    assert [lk["items"] for lk in block["looks"]] == [10, 20, None, None, None]
+    assert [lk["items"] for lk in block["looks"]] == [10, 20, None, None, None, None]
+    assert [lk["probe_items"] for lk in block["looks"]] == [0, 0, 0, 5, 5, 0]  # the probe: 5 items x 4 repeats
     fixed = Judge(model="scripted/seq-to-cap", template="stsb", repeats=4).rate(items)
     assert icc_fixed_verdict(fixed, 0.2).passed and result.value == pytest.approx(icc_fixed_verdict(fixed, 0.2).tested)
+
+
+def test_a_gate_that_stops_at_the_offsets_probe_draws_the_probes_cells(scripted, monkeypatch):
+    def reply(messages, **params):
+        item = int(re.search(r"sentence-(\d+)-", json.dumps(messages)).group(1))
+        return str(min(5, max(0, round(item % 6 + random.Random(f"{item} {params['sample_seed']}").gauss(0, 0.5)))))
+
+    calls = []
+
+    def decide(p, *a):  # the first three looks continue, the probe's look settles
+        calls.append(p)
+        return ("pass", "settled") if len(calls) == 4 else ("continue", "unsettled")
+
+    monkeypatch.setattr(seq, "_decide", decide)
+    scripted("scripted/seq-probe", reply)
+    judge = Judge(model="scripted/seq-probe", template="stsb", sequential=True, repeats=4)
+    items = [{"id": f"i{i}", "sentence1": f"sentence-{i}-a", "sentence2": "b"} for i in range(30)]
+    from pytest_judgerel.session.recording import recording
+
+    with recording() as rec:
+        assert_icc_above(judge.rate(items), 0.2)
+    (block,) = [r["sequential"] for r in rec.records if r["kind"] == "icc"]
+    assert block["stop"] == "settled" and block["early"] and block["used"] == 2
+    assert block["calls"] == 30 * 2 + 5 * 2 and block["cap_calls"] == 120  # 2 repeats, + repeats 3-4 of 5 items
+    assert block["looks"][-1]["probe_items"] == 5 and len(block["looks"]) == 4
 
 
 # ---------------------------------------------------------------------------- the plan

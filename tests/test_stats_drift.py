@@ -225,7 +225,7 @@ def test_the_shift_level_is_the_smallest_that_keeps_95_percent_power():
     assert stats.nct.sf(crit, 39, lam) == pytest.approx(0.95, abs=1e-6)
     assert designed_shift_level(1.0, 40, 1, 1, 1.0) == 0.025  # no within-anchor noise: the ceiling
     res = anchor_comparison(*_anchors(1), "0-10")
-    assert res.noise_alpha == 0.01 and 0.001 <= res.shift_level <= 0.025
+    assert res.noise_alpha == 0.025 and 0.001 <= res.shift_level <= 0.025
     assert res.to_dict()["shift_level"] == res.shift_level
 
 

@@ -143,14 +143,15 @@ def oracle_share(p_fixed: float, stages: list[tuple[float, float]], eps_pass: fl
 
 
 def icc_stages(design: IccDesign, truth: float) -> list[tuple[float, float]]:
-    """(information fraction, calls share) of every look: ICC(1)'s large-sample variance
+    """(information fraction, calls share) of every look of the schedule without the offsets probe
+    (a rule that knows the truth needs none): ICC(1)'s large-sample variance
     ``2 (1 - rho)^2 (1 + (r - 1) rho)^2 / (r (r - 1) (m - 1))`` (Fisher 1925) at m items, r repeats."""
     def info(m: int, r: int) -> float:
         return r * (r - 1) * (m - 1) / (2 * (1 - truth) ** 2 * (1 + (r - 1) * truth) ** 2)
 
-    sched = repeats_schedule(design.cap, n_items=design.n)
+    sched = repeats_schedule(design.cap, n_items=design.n, probe=False)
     full = info(design.n, design.cap)
-    return [(info(m or design.n, r) / full, (m or design.n) * r / (design.n * design.cap)) for m, r in sched.stages]
+    return [(info(m or design.n, r) / full, (m or design.n) * r / (design.n * design.cap)) for m, r, _ in sched.stages]
 
 
 def draw_icc_designs(count: int, seed: int) -> list[IccDesign]:
@@ -218,9 +219,9 @@ def icc_fixed_passes(stack: np.ndarray, threshold: float) -> np.ndarray:
 def run_icc(x: np.ndarray, design: IccDesign, seed: int) -> tuple[float, bool, bool]:
     """(share of the cap's calls, sequential pass, stopped early with "pass") on one data set."""
     sched = repeats_schedule(design.cap, n_items=design.n)
-    for items, r in sched.stages:
+    for items, r, probe in sched.stages:
         look = icc_sequential_look(x[:items or design.n, :r], threshold=design.threshold, cap=design.cap,
-                                   schedule=sched, seed=seed)
+                                   schedule=sched, seed=seed, probe=x[:probe] if probe else None)
         if look.stopped:
             return look.share_of_cap, look.decision == "pass", look.decision == "pass" and not look.at_cap
     raise AssertionError("the cap always stops")  # pragma: no cover

@@ -22,14 +22,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import ConfigError
 from .sample import CandidatePool
-from .store import Anchor, AnchorFile, AnchorSet, read_anchor_file, write_anchor_file
+from .store import Anchor, AnchorFile, AnchorSet, read_anchor_file, record_anchor_sets
 
-__all__ = ["DEFAULT_REFERENCE_SAMPLES", "DEFAULT_FRESH_SAMPLES", "DEFAULT_SAMPLE_SIZE", "AnchorRun", "check_anchors",
+__all__ = ["DEFAULT_FRESH_SAMPLES", "DEFAULT_SAMPLE_SIZE", "AnchorRun", "check_anchors",
            "served_block", "drift_module", "overall_status"]
 
-DEFAULT_REFERENCE_SAMPLES = 2
-"""Reference samples per anchor: two make a change of the judge's noise visible
-(:mod:`pytest_judgerel.stats.anchor_noise`, module docstring)."""
 DEFAULT_FRESH_SAMPLES = 1
 """Fresh samples per anchor and session: 30 calls, 40 when the reserve is asked (default sizes)."""
 DEFAULT_SAMPLE_SIZE = 40
@@ -67,8 +64,15 @@ class AnchorRun:
     endpoint_for: Callable[[Mapping[str, Any]], Any]
     sample_size: int = DEFAULT_SAMPLE_SIZE
     screen: int = 30
-    reference_samples: int = DEFAULT_REFERENCE_SAMPLES
+    reference_samples: int | None = None
     fresh_samples: int = DEFAULT_FRESH_SAMPLES
+
+    def reference_samples_for(self, parser: Mapping[str, Any]) -> int:
+        """Reference samples to record for a configuration read with ``parser``: ``reference_samples``
+        when set, else by its scale (:func:`pytest_judgerel.stats.anchor_drift.reference_samples_for`)."""
+        if self.reference_samples is not None:
+            return int(self.reference_samples)
+        return int(drift_module().reference_samples_for(dict(parser["scale"])))
 
 
 def _request(anchor: Anchor, judge: Mapping[str, Any], run: AnchorRun, index: int) -> Any:
@@ -108,24 +112,53 @@ def _parse(text: str, parser: Mapping[str, Any]) -> float | None:
 
 @dataclass
 class _Asked:
+    """What asking anchors gave: parsed scores (None: failed or unreadable), the server's models and
+    fingerprints, the requests sent (``calls``, retries included), the calls that failed and why."""
+
     scores: dict[str, list[float | None]]
     models: dict[str, int]
     fingerprints: dict[str, int]
     calls: int
     errors: list[str]
+    failed: int = 0
+
+    def add(self, part: "_Asked") -> None:
+        self.scores.update(part.scores)
+        self.calls += part.calls
+        self.failed += part.failed
+        self.errors.extend(part.errors)
+        for mine, theirs in ((self.models, part.models), (self.fingerprints, part.fingerprints)):
+            for key, count in theirs.items():
+                mine[key] = mine.get(key, 0) + count
 
 
-def _ask(aset: AnchorSet, anchors: Sequence[Anchor], times: Mapping[str, int], run: AnchorRun) -> _Asked:
-    """Send each anchor's request ``times[id]`` times, fresh; parse every reply."""
-    plan = [(a, i) for a in anchors for i in range(times.get(a.id, 0))]
-    asked = _Asked({a.id: [] for a in anchors}, {}, {}, len(plan), [])
+def _sent(client: Any) -> int | None:
+    """Requests the client has sent upstream so far (first attempts and retries), when it counts them."""
+    stats = getattr(client, "stats", None)
+    misses, retries = getattr(stats, "misses", None), getattr(stats, "retries", None)
+    return int(misses) + int(retries) if isinstance(misses, int) and isinstance(retries, int) else None
+
+
+def _ask(aset: AnchorSet, anchors: Sequence[Anchor], times: Mapping[str, int], run: AnchorRun,
+         start: Mapping[str, int] | None = None) -> _Asked:
+    """Send each anchor's request ``times[id]`` times, fresh, with the sample indices ``start[id]``,
+    ``start[id] + 1``, ... (0 by default); parse every reply.  ``calls`` counts every request the
+    client sent, retries included."""
+    first = start or {}
+    plan = [(a, first.get(a.id, 0) + i) for a in anchors for i in range(times.get(a.id, 0))]
+    asked = _Asked({a.id: [] for a in anchors}, {}, {}, 0, [])
     if not plan:
         return asked
     requests = [_request(a, aset.judge, run, i) for a, i in plan]
+    before = _sent(run.client)
     replies = run.client.complete_many(requests, return_exceptions=True, fresh=True)
+    after = _sent(run.client)
+    asked.calls = after - before if before is not None and after is not None else len(plan) + sum(
+        max(0, int(getattr(r, "attempts", 1) or 1) - 1) for r in replies if not isinstance(r, BaseException))
     for (a, _), resp in zip(plan, replies):
         if isinstance(resp, BaseException):
             asked.errors.append(f"{type(resp).__name__}: {resp}")
+            asked.failed += 1
             asked.scores[a.id].append(None)
             continue
         asked.scores[a.id].append(_parse(resp.text, aset.parser))
@@ -153,21 +186,23 @@ def _server_changes(before: Mapping[str, Any], after: Mapping[str, Any], what: s
 def _record(cid: str, cands: list[dict[str, Any]], run: AnchorRun) -> tuple[AnchorSet, _Asked]:
     """A new anchor set from the session's candidates, topped up with fresh reference samples."""
     first = cands[0]
+    m = run.reference_samples_for(first["parser"])
     anchors = tuple(Anchor(id=c["id"], item=c["item"],
                            request={k: v for k, v in c["request"].items() if k != "sample_index"},
-                           reference=tuple(c["fresh_scores"][:run.reference_samples])) for c in cands)
+                           reference=tuple(c["fresh_scores"][:m])) for c in cands)
     aset = AnchorSet(judge=first["judge"], parser=first["parser"], anchors=anchors)
-    used = [(c, len(c["fresh_scores"][:run.reference_samples])) for c in cands]  # answers kept as references
+    used = [(c, len(c["fresh_scores"][:m])) for c in cands]  # answers kept as references
     return _complete_reference(aset, run, seen_models=[c.get("server_model") for c, n in used for _ in range(n)],
                                seen_fps=[c.get("system_fingerprint") for c, n in used for _ in range(n)])
 
 
 def _complete_reference(aset: AnchorSet, run: AnchorRun, seen_models: Sequence[Any] = (),
                         seen_fps: Sequence[Any] = ()) -> tuple[AnchorSet, _Asked]:
-    """Ask each anchor until it holds ``reference_samples`` reference scores; stamp the set."""
-    m = run.reference_samples
+    """Ask each anchor until it holds ``reference_samples`` reference scores (sample indices after
+    the ones it holds); stamp the set."""
+    m = run.reference_samples_for(aset.parser)
     times = {a.id: max(0, m - len(a.reference)) for a in aset.anchors}
-    asked = _ask(aset, aset.anchors, times, run)
+    asked = _ask(aset, aset.anchors, times, run, start={a.id: len(a.reference) for a in aset.anchors})
     models, fps = dict(asked.models), dict(asked.fingerprints)
     for name in seen_models:
         if name:
@@ -230,12 +265,7 @@ def _rejudge(aset: AnchorSet, run: AnchorRun) -> dict[str, Any]:
 
     def judge(ids: Sequence[str]) -> dict[str, list[float]]:
         part = _ask(aset, [by_id[i] for i in ids], {i: run.fresh_samples for i in ids}, run)
-        asked.scores.update(part.scores)
-        asked.calls += part.calls
-        asked.errors.extend(part.errors)
-        for mine, theirs in ((asked.models, part.models), (asked.fingerprints, part.fingerprints)):
-            for key, count in theirs.items():
-                mine[key] = mine.get(key, 0) + count
+        asked.add(part)
         return _matrix(part.scores, run.fresh_samples)
 
     reference = _matrix({a.id: a.reference for a in aset.anchors}, aset.reference_samples)
@@ -249,7 +279,7 @@ def _rejudge(aset: AnchorSet, run: AnchorRun) -> dict[str, Any]:
     except (ReliabilityError, ScaleError) as exc:
         comp, error = None, exc
     fresh_server = {"models": asked.models, "system_fingerprints": asked.fingerprints}
-    common = dict(calls=asked.calls, fresh_server=fresh_server,
+    common = dict(calls=asked.calls, failed_calls=asked.failed, fresh_server=fresh_server,
                   server_changes=_server_changes(aset.server, fresh_server, "reference -> anchors now"),
                   human_agreement=_human_agreement(aset, asked.scores),
                   errors=asked.errors[:5], n_errors=len(asked.errors))
@@ -263,12 +293,15 @@ def check_anchors(path: str, pool: CandidatePool, served: Mapping[str, Mapping[s
                   ) -> dict[str, Any]:
     """The report's ``anchors`` block for one session (see the module docstring); writes the file
     when a configuration was recorded.  ``served``: :func:`~.sample.served_by_configuration` of the
-    session's records.  Never raises for a damaged file or a failed call: the block says so."""
-    block: dict[str, Any] = {"file": path, "configurations": {}, "calls": 0, "written": False, "error": None}
+    session's records.  Never raises for a damaged file or a failed call: the block says so
+    (``unreadable`` True for a damaged file, which fails the session; ``failed_calls`` counts the
+    anchor calls that got no answer)."""
+    block: dict[str, Any] = {"file": path, "configurations": {}, "calls": 0, "failed_calls": 0, "written": False,
+                             "error": None, "unreadable": False}
     try:
         stored = read_anchor_file(path)
     except ConfigError as exc:
-        block.update(status="error", error=str(exc))
+        block.update(status="error", error=str(exc), unreadable=True)
         _add_served(block, served)
         return block
     candidates = pool.by_configuration()
@@ -282,14 +315,14 @@ def check_anchors(path: str, pool: CandidatePool, served: Mapping[str, Mapping[s
             elif aset is not None:  # a hand-written set without references: record them now
                 new, asked = _complete_reference(aset, run)
                 updated.configurations[cid] = new
-                entry = _entry(new, "recorded", calls=asked.calls, human_agreement=_human_agreement(
-                    new, {a.id: list(a.reference) for a in new.anchors}), errors=asked.errors[:5],
-                    n_errors=len(asked.errors))
+                entry = _entry(new, "recorded", calls=asked.calls, failed_calls=asked.failed,
+                               human_agreement=_human_agreement(new, {a.id: list(a.reference) for a in new.anchors}),
+                               errors=asked.errors[:5], n_errors=len(asked.errors))
             elif candidates.get(cid):
                 new, asked = _record(cid, candidates[cid], run)
                 updated.configurations[cid] = new
-                entry = _entry(new, "recorded", calls=asked.calls, errors=asked.errors[:5],
-                               n_errors=len(asked.errors))
+                entry = _entry(new, "recorded", calls=asked.calls, failed_calls=asked.failed,
+                               errors=asked.errors[:5], n_errors=len(asked.errors))
             else:
                 continue  # judged, but no reply parsed: nothing to record
         except ConfigError as exc:
@@ -297,12 +330,16 @@ def check_anchors(path: str, pool: CandidatePool, served: Mapping[str, Mapping[s
                      "error": str(exc), "calls": 0}
         block["configurations"][cid] = entry
         block["calls"] += int(entry.get("calls") or 0)
-    if updated.configurations != stored.configurations:
+        block["failed_calls"] += int(entry.get("failed_calls") or 0)
+    recorded = {cid: a for cid, a in updated.configurations.items() if stored.configurations.get(cid) != a}
+    if recorded:
         try:
-            write_anchor_file(path, updated)
+            record_anchor_sets(path, recorded)
             block["written"] = True
         except OSError as exc:
             block["error"] = f"could not write the anchor file {path}: {exc}"
+        except ConfigError as exc:  # damaged by someone else during the session: left as it is
+            block.update(error=str(exc), unreadable=True)
     block["unused"] = sorted(set(stored.configurations) - set(used))
     _add_served(block, served)
     block["status"] = overall_status([c["status"] for c in block["configurations"].values()])

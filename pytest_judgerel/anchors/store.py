@@ -16,7 +16,9 @@ A JSON document (schema ``pytest-judgerel/anchors``, version 1; documented in do
 The configuration id is :func:`~pytest_judgerel.judging.identity.configuration_id` of ``judge``
 (recomputed on reading; the key is only a label).  An anchor without ``reference`` scores (a
 hand-written set) is recorded on the next run; ``human`` labels, when present, add the judge's
-agreement with them to the report.  Stdlib only.
+agreement with them to the report.  Writing (:func:`record_anchor_sets`) holds a lock file beside
+the anchor file (``filelock``) and re-reads it, so two sessions recording at once keep one valid
+file with both their configurations.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..errors import ConfigError
 from ..judging.identity import configuration_id
 
 __all__ = ["ANCHORS_SCHEMA_ID", "ANCHORS_VERSION", "Anchor", "AnchorSet", "AnchorFile", "anchor_id",
-           "read_anchor_file", "write_anchor_file"]
+           "read_anchor_file", "write_anchor_file", "record_anchor_sets"]
 
 ANCHORS_SCHEMA_ID = "pytest-judgerel/anchors"
 ANCHORS_VERSION = 1
@@ -179,3 +181,29 @@ def write_anchor_file(path: str | os.PathLike[str], anchors: AnchorFile) -> str:
     from .._io import write_text_atomic
 
     return write_text_atomic(path, json.dumps(anchors.to_dict(), indent=1, sort_keys=True) + "\n")
+
+
+LOCK_TIMEOUT = 120.0
+"""Seconds a session waits for another one writing the same anchor file."""
+
+
+def record_anchor_sets(path: str | os.PathLike[str], recorded: Mapping[str, AnchorSet]) -> str:
+    """Add the configurations ``recorded`` this session to the anchor file at ``path`` under its lock:
+    the file is read again and a configuration another session recorded meanwhile is kept as it is
+    (every later session compares with that one reference).  A damaged file raises
+    :class:`~pytest_judgerel.errors.ConfigError` and is left untouched.  Returns the absolute path."""
+    from filelock import FileLock, Timeout
+
+    path = os.fspath(path)
+    try:
+        with FileLock(path + ".lock", timeout=LOCK_TIMEOUT):
+            current = read_anchor_file(path)
+            merged = AnchorFile(dict(current.configurations))
+            for cid, aset in recorded.items():
+                have = merged.configurations.get(cid)
+                if have is None or not have.has_reference:
+                    merged.configurations[cid] = aset
+            return write_anchor_file(path, merged)
+    except Timeout:
+        raise OSError(f"the anchor file {path!r} stayed locked for {LOCK_TIMEOUT:g} s "
+                      f"(another session writing it, or a stale {path + '.lock'})") from None

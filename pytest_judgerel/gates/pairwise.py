@@ -18,6 +18,7 @@ from typing import Any, Literal, Mapping, Sequence
 from .common import WORST, Summary, fail_unparsed, gate_fields, label_prefix, not_computed, parse_failure_lines, \
     worst_lines
 from .conclusion import finish
+from .sequential import settle_comparison
 from .stability import attach_stability
 from ..errors import ReliabilityError
 from ..session.recording import PairwiseRecord, RankingRecord, WorstItem
@@ -53,19 +54,22 @@ def _compare_gate(comparison: Any, hypothesis: Literal["not_worse", "better"], m
                   human: Mapping[str, Any] | None, max_parse_failures: int | None, label: str | None) -> Any:
     __tracebackhide__ = True
     _check_args(margin, alpha)
+    threshold = 0.5 - margin if hypothesis == "not_worse" else 0.5 + margin
+    comparison, run = settle_comparison(comparison, threshold=threshold, alpha=alpha, human=human is not None,
+                                        max_parse_failures=max_parse_failures)  # sequential mode: drawn in steps
+    seq = None if run is None else run.to_dict()
     if not hasattr(comparison, "outcomes") or not hasattr(comparison, "verdicts"):
         raise TypeError(f"takes the result of judge.compare(...) (a Comparison), got {type(comparison).__name__}")
-    threshold = 0.5 - margin if hypothesis == "not_worse" else 0.5 + margin
     statistic = "human win rate (PPI++)" if human is not None else "win rate"
     failures = parse_failure_lines(comparison, max_parse_failures)
     if failures:
-        return fail_unparsed(comparison, failures, "pairwise", statistic, threshold, label)
+        return fail_unparsed(comparison, failures, "pairwise", statistic, threshold, label, sequential=seq)
     conf = 1 - 2 * alpha  # the two-sided interval whose lower bound is the one-sided 1 - alpha bound
     try:
         judged = comparison.win_rate(confidence=conf)
         tested, extra = (judged, {}) if human is None else _human(comparison, human, conf)
     except ReliabilityError as exc:
-        return not_computed(comparison, "pairwise", statistic, threshold, label, exc)
+        return not_computed(comparison, "pairwise", statistic, threshold, label, exc, sequential=seq)
     inc = comparison.position_inconsistency()
     rec: PairwiseRecord = {
         **gate_fields("pairwise", statistic, label, Summary(tested.value, tested.ci_low, tested.ci_high,
@@ -85,10 +89,14 @@ def _compare_gate(comparison: Any, hypothesis: Literal["not_worse", "better"], m
         rec["jury"] = comparison.jury.to_dict()
     attach_stability(rec, None)
     ok = tested.ci_low > threshold
+    if run is not None:
+        rec["sequential"] = run.to_dict()
+        ok = run.verdict(ok)  # a look that settled the cap's verdict early decides; at the cap the rule above
     rec["passed"] = ok
     if ok:
         return finish(rec, comparison)
-    return finish(rec, comparison, _failure_lines(comparison, rec, tested, judged, threshold, label))
+    lines = _failure_lines(comparison, rec, tested, judged, threshold, label)
+    return finish(rec, comparison, lines if run is None else [*lines, run.line()])
 
 
 def _failure_lines(comparison: Any, rec: PairwiseRecord, tested: Any, judged: Any, threshold: float,

@@ -5,7 +5,7 @@ In sequential mode (``--judgerel-sequential``, or ``@pytest.mark.judge(sequentia
 part hands it to its ``settle_*`` function first:
 
 * :func:`settle_icc` (``assert_icc_above``): draws 2 repeats of a first share of the items, then of
-  every item, then repeats 3, 4, ..., and calls
+  every item, then every repeat of a few items (the offsets probe), then repeats 3, 4, ..., and calls
   :func:`~pytest_judgerel.stats.sequential.icc_sequential_look` after each;
 * :func:`settle_pass_rate` (``assert_pass_rate``): draws the items by
   :func:`~pytest_judgerel.stats.sequential.pass_rate_schedule`, calls ``pass_rate_sequential_look``;
@@ -38,7 +38,7 @@ from ..ratings import Ratings
 from ..session.recording import SequentialInfo
 from .conclusion import parse_failure_limit
 
-__all__ = ["SequentialRun", "settle_icc", "settle_pass_rate", "settle_human_mean", "pass_verdicts"]
+__all__ = ["SequentialRun", "settle_icc", "settle_pass_rate", "settle_human_mean", "settle_comparison", "pass_verdicts"]
 
 STOPS = ("settled", "cap", "fixed", "parse failures", "budget")
 """Why drawing ended: a look ``settled`` the cap's verdict before the cap; the ``cap`` was reached;
@@ -110,7 +110,8 @@ class SequentialRun:
             "eps_fail": None if last is None else last.eps_fail,
             **({"plan": self.plan} if self.plan is not None else {}),
             "looks": [{"look": lk.look, "used": lk.used, "decision": lk.decision, "p_pass_at_cap": lk.p_pass_at_cap,
-                       "observed": lk.observed, "n_sim": lk.n_sim, "items": getattr(lk, "items", None)}
+                       "observed": lk.observed, "n_sim": lk.n_sim, "items": getattr(lk, "items", None),
+                       "probe_items": getattr(lk, "probe_items", 0)}
                       for lk in self.looks],
         })
 
@@ -141,23 +142,28 @@ def _look_stop(look: Any) -> tuple[str, str]:
 Ended = tuple[Ratings, SequentialRun]
 
 
-def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: Callable[[Ratings], Any],
+def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any,
+                   look_at: Callable[[Ratings, Ratings | None], Any],
                    unparsed: Callable[[Ratings, int, tuple[Any, ...]], Ended | None]) -> Ended:
     """The one look loop of every sequential gate: draw the prefix of ``size`` repeats (or items)
-    for each stage on ``schedule`` (on a first share of the items for its ``item_looks``);
-    ``unparsed(part, size, looks)`` may end the drawing on the prefix's parse failures (its return
-    value is the end); otherwise ``look_at(part)`` looks, and a look that stopped ends it (the
+    for each stage on ``schedule`` (on a first share of the items for its ``item_looks``; with its
+    offsets probe, every repeat of the probe's items too); ``unparsed(part, size, looks)`` may end
+    the drawing on the prefix's parse failures (its return value is the end); otherwise
+    ``look_at(part, probe)`` looks, and a look that stopped ends it (the
     prefix before the cap, the whole cap at it).  A look that cannot be computed
     (:class:`ReliabilityError`) draws the whole cap: the fixed design decides; a draw the budget
     refuses ends the gate (the error carries the run so far, :func:`_record_budget_stop`)."""
     looks: list[Any] = []
     drawn: tuple[int, Ratings | None] = (0, None)
-    for items, size in schedule.stages:
+    for items, size, probe in schedule.stages:
+        extra = None
         try:
             if unit == "items":
                 part = pending.items_prefix(size)
             else:
                 part = pending.repeats_prefix(size) if items is None else pending.block_prefix(items, size)
+                if probe and size < schedule.cap:
+                    extra = pending.block_prefix(probe, schedule.cap)
         except BudgetExceededError as exc:  # the gate records what was drawn (_record_budget_stop), then it ends
             exc.sequential_run = _run(pending, unit, drawn[0], looks, "budget",  # type: ignore[attr-defined]
                                       f"the budget refused the look at {size} {unit}: {exc}")
@@ -168,7 +174,7 @@ def _draw_by_looks(pending: PendingRatings, unit: str, schedule: Any, look_at: C
         if ended is not None:
             return ended
         try:
-            look = look_at(part)
+            look = look_at(part, extra)
         except ReliabilityError as exc:
             return _fixed(pending, unit, f"the look at {size} {unit} could not be computed ({exc})", tuple(looks))
         looks.append(look)
@@ -236,10 +242,10 @@ def settle_icc(ratings: Any, *, threshold: float, form: str, use: str, confidenc
     schedule = repeats_schedule(cap, n_items=pending.design.items) if pending.design.items >= 2 else \
         repeats_schedule(cap)
 
-    def look_at(part: Ratings) -> Any:
+    def look_at(part: Ratings, probe: Ratings | None) -> Any:
         policy = "omit" if part.parse_failures and nan_policy == "raise" else nan_policy  # as the gate drops them
         return icc_sequential_look(part, threshold=threshold, cap=cap, form=form, use=use, confidence=confidence,
-                                   nan_policy=policy, schedule=schedule)
+                                   nan_policy=policy, schedule=schedule, probe=probe)
 
     try:
         return _draw_by_looks(pending, "repeats", schedule, look_at,
@@ -306,7 +312,7 @@ def settle_pass_rate(passed: Any, n: int | None, *, min_rate: float, calibration
         return _verdicts_or_unparsed(full), None, dataclasses.replace(run, plan=plan.to_dict())
     schedule = pass_rate_schedule(total)
 
-    def look_at(part: Ratings) -> Any:
+    def look_at(part: Ratings, probe: Ratings | None) -> Any:
         return pass_rate_sequential_look(pass_verdicts(part), n_cap=total, min_rate=min_rate, calibration=calibration,
                                          use=use, confidence=confidence, interval=interval, cutoff=cutoff,
                                          schedule=schedule)
@@ -364,7 +370,7 @@ def settle_human_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: A
     total = pending.design.items
     schedule = items_schedule(total)
 
-    def look_at(part: Ratings) -> Any:
+    def look_at(part: Ratings, probe: Ratings | None) -> Any:
         return human_mean_sequential_look(f, y, _item_means(part), n_unlabeled_cap=total, min_mean=min_mean, use=use,
                                           confidence=confidence, tuned=tuned, lam=lam, schedule=schedule)
 
@@ -376,3 +382,46 @@ def settle_human_mean(judge_labeled: Any, human_labeled: Any, judge_unlabeled: A
 
     data, run = _draw_by_looks(pending, "items", schedule, look_at, unparsed)
     return labeled, data, run
+
+
+# ---------------------------------------------------------------------------- pairwise comparison over items
+def settle_comparison(comparison: Any, *, threshold: float, alpha: float, human: bool,
+                      max_parse_failures: int | None) -> tuple[Any, SequentialRun | None]:
+    """The start of ``assert_not_worse``/``assert_better``: a pending comparison
+    (``judging.compare.PendingComparison``) is drawn by item prefixes on
+    :func:`~pytest_judgerel.stats.sequential_pairwise.comparison_schedule`, looking with
+    :func:`~pytest_judgerel.stats.sequential_pairwise.comparison_sequential_look`.  With human
+    labels (PPI++) it is drawn in full (``stop: "fixed"``).  Returns (the comparison to compute on,
+    the run; None when ``comparison`` was not pending)."""
+    from ..judging.compare import PendingComparison
+    from ..stats.sequential_pairwise import comparison_schedule, comparison_sequential_look
+
+    if not isinstance(comparison, PendingComparison) or comparison.materialized:
+        return comparison, None
+    pending = cast(Any, comparison)  # drawn like PendingRatings by items (items_prefix, design, calls_drawn)
+    if human:
+        return _fixed(pending, "items", "human labels (the PPI++ human win rate) have no sequential rule")
+    total = pending.design.items
+    if _dry_run():
+        from ..stats.sequential_plan import PlannedCalls
+        from ..stats.sequential_pairwise import expected_comparison_share
+
+        full, run = _fixed(pending, "items", "dry run: the plan holds the cap, the most a sequential gate can spend")
+        share, basis = expected_comparison_share(total, pending.design.repeats // 2, threshold, alpha)
+        plan = PlannedCalls(pending.design.calls, share * pending.design.calls, basis)
+        return full, dataclasses.replace(run, plan=plan.to_dict())
+    limit = parse_failure_limit(max_parse_failures)
+    schedule = comparison_schedule(total)
+
+    def look_at(part: Any) -> Any:
+        return comparison_sequential_look(part.outcomes(), n_cap=total, threshold=threshold, alpha=alpha,
+                                          schedule=schedule)
+
+    def unparsed(part: Any, size: int, looks: tuple[Any, ...]) -> Ended | None:
+        return _over_limit(pending, "items", part, size, looks, limit)
+
+    try:
+        return _draw_by_looks(pending, "items", schedule, look_at, unparsed)
+    except BudgetExceededError as exc:
+        _record_budget_stop(exc, "pairwise", "win rate", threshold)
+        raise

@@ -120,6 +120,14 @@ class JudgerelSession:
 
             self.progress = JudgeProgress.from_config(config)
         self.context.progress = self.progress
+        if self.settings.anchors and not self.is_worker:  # a damaged anchor file: say so before any call
+            from ..anchors.store import read_anchor_file
+
+            try:
+                read_anchor_file(self.anchor_path())
+            except ConfigError as exc:
+                raise pytest.UsageError(f"pytest-judgerel: {exc} (the file is left as it is; repair or remove "
+                                        "it, or record anew with another --judgerel-anchors path)") from None
         try:  # resolved now, from the environment as the session starts (never a test's monkeypatch)
             endpoint = self.context.endpoint
         except ConfigError as exc:
@@ -249,6 +257,11 @@ class JudgerelSession:
         pool.add_calls(calls)
         return pool.selected()
 
+    def anchor_path(self) -> str:
+        """The anchor file (``--judgerel-anchors``), relative paths from the rootdir."""
+        path = str(self.settings.anchors)
+        return path if os.path.isabs(path) else os.path.join(str(self.config.rootpath), path)
+
     def _anchors_block(self) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """The report's ``anchors`` block (record or re-judge the anchors when an anchor file is set)
         and the calls that spent (None and no calls when no judge configuration served)."""
@@ -265,7 +278,7 @@ class JudgerelSession:
         from ..anchors.check import AnchorRun, check_anchors
         from ..anchors.sample import CandidatePool
 
-        path = path if os.path.isabs(path) else os.path.join(str(self.config.rootpath), path)
+        path = self.anchor_path()
         pool = self.anchor_pool or CandidatePool(size=int(self.settings.anchor_sample))
         session_endpoint = self.endpoint_or_none()
 
@@ -386,8 +399,13 @@ class JudgerelSession:
         reasons = apply_outputs(run, self.report)
         if run.budget and run.budget.get("exceeded"):  # the budget stopped the run: it fails (exit 1)
             reasons = [*reasons, f"the budget stopped the run: {run.budget['exceeded']}"]
+        unreadable = bool(run.anchors and run.anchors.get("unreadable"))
+        if unreadable:  # the anchor file was damaged during the session: no drift check, a usage error
+            reasons = [*reasons, f"the anchor file cannot be read: {run.anchors['error']}"]
         self.gate_reasons = reasons
-        if reasons and session.exitstatus == pytest.ExitCode.OK:
+        if unreadable and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        elif reasons and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         elif s.dry_run and session.exitstatus == pytest.ExitCode.TESTS_FAILED \
                 and "error" not in self.outcomes.values():

@@ -175,7 +175,8 @@ def _attribution(runs: list[Any], a: Any, b: Any, comp: Any) -> None:
     reports = [load_run(r.path) for r in chosen]
     old = next(i for i, r in enumerate(chosen) if r.number == a.number) if a.number <= b.number else 0
     new = len(chosen) - 1
-    for change in served_changes(reports[old], reports[new]):
+    changes = served_changes(reports[old], reports[new])
+    for change in changes:
         print(f"judge server changed: {change}")
     for cid, info in monitor_anchors(reports).items():
         mon = info.get("monitor")
@@ -183,8 +184,12 @@ def _attribution(runs: list[Any], a: Any, b: Any, comp: Any) -> None:
             alarms = ", ".join(f"#{chosen[i].number}" for i in info["alarms"]) or "none"
             print(f"anchors {cid[:8]}: sequential monitor over {len(info['runs'])} run(s): alarms {alarms}")
     result = attribute_runs(reports, old, new, comp)
+    server = ""
+    if changes and result["verdict"] in ("system changed", "both", "none", "undetermined"):
+        server = (f"; the judge's server changed too ({len(changes)} change(s) above): the anchors, not the "
+                  "suite's scores, say whether that moved the judge")
     print(f"attribution: {result['verdict']} ({result['reason']}; judge anchors {result['judge']}, "
-          f"system {'changed' if result['system_changed'] else 'unchanged'})")
+          f"system {'changed' if result['system_changed'] else 'unchanged'}{server})")
 
 
 def cmd_history_html(args: argparse.Namespace) -> int:

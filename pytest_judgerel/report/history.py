@@ -232,16 +232,19 @@ def judge_status(reports: Sequence[Mapping[str, Any]], index: int,
 
 def served_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """Server-reported models and ``system_fingerprint`` s that differ between two runs, per
-    configuration both judged, in words."""
+    configuration both judged, in words: those of the session's answers (``served``, which keep
+    what the server said when a cached answer was first asked) and those of the anchors' fresh
+    answers (``fresh_server``, the server as it is now)."""
     out = []
     a = ((old.get("anchors") or {}).get("configurations")) or {}
     b = ((new.get("anchors") or {}).get("configurations")) or {}
     for cid in sorted(set(a) & set(b)):
-        for key, word in (("models", "model"), ("system_fingerprints", "system_fingerprint")):
-            before = sorted(((a[cid].get("served") or {}).get(key)) or {})
-            after = sorted(((b[cid].get("served") or {}).get(key)) or {})
-            if before and after and before != after:
-                out.append(f"{cid[:8]} {word} {', '.join(before)} -> {', '.join(after)}")
+        for part, seen in (("served", ""), ("fresh_server", " (the anchors' fresh answers)")):
+            for key, word in (("models", "model"), ("system_fingerprints", "system_fingerprint")):
+                before = sorted(((a[cid].get(part) or {}).get(key)) or {})
+                after = sorted(((b[cid].get(part) or {}).get(key)) or {})
+                if before and after and before != after:
+                    out.append(f"{cid[:8]} {word} {', '.join(before)} -> {', '.join(after)}{seen}")
     return out
 
 

@@ -90,6 +90,12 @@ def _entry_text(cid: str, e: Mapping[str, Any]) -> str:
     fps = sorted(((e.get("fresh_server") or e.get("served") or {}).get("system_fingerprints") or {}))
     if fps:
         parts.append(f"fingerprint {', '.join(fps)}")
+    failed = int(e.get("failed_calls") or 0)
+    if failed:
+        first = (e.get("errors") or ["?"])[0]
+        parts.append(f"{failed} anchor call(s) failed ({first})")
+    if status == "inconclusive" and e.get("reasons"):
+        parts.append(str(e["reasons"][0]))
     return ", ".join(parts)
 
 
@@ -109,7 +115,11 @@ def anchor_lines(report: Mapping[str, Any]) -> list[tuple[str, dict[str, bool]]]
         {"yellow": True} if status == "inconclusive" else {})
     if block.get("file") is not None:
         body = "; ".join(_entry_text(cid, e) for cid, e in configs.items()) or "no judge configuration"
-        out.append((f"judge anchors {status} ({block.get('calls', 0)} calls, {block.get('file')}): {body}"
+        failed = int(block.get("failed_calls") or 0)
+        calls = f"{block.get('calls', 0)} calls" + (f", {failed} failed" if failed else "")
+        if failed and status not in ("drifted", "error"):
+            markup = {"yellow": True}
+        out.append((f"judge anchors {status} ({calls}, {block.get('file')}): {body}"
                     + (f"; {block['error']}" if block.get("error") else "")
                     + (f"; {block['marked_records']} verdict(s) marked '{JUDGE_CHANGED}'"
                        if block.get("marked_records") else ""), markup))

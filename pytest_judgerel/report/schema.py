@@ -50,7 +50,8 @@ _SEQUENTIAL = {
         "looks": {"type": "array", "items": {"type": "object", "properties": {
             "look": _INT, "used": _INT, "decision": _DECISION,
             "p_pass_at_cap": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-            "observed": _NUM_OR_NULL, "n_sim": _INT_OR_NULL, "items": _INT_OR_NULL}}},
+            "observed": _NUM_OR_NULL, "n_sim": _INT_OR_NULL, "items": _INT_OR_NULL,
+            "probe_items": _INT}}},
     },
 }
 
@@ -287,6 +288,8 @@ _ANCHORS = {  # the silent-drift anchors of the session (pytest_judgerel.anchors
         "file": _STR_OR_NULL,
         "status": {"enum": _ANCHOR_STATUS},
         "calls": {"type": "integer", "minimum": 0},
+        "failed_calls": {"type": "integer", "minimum": 0},
+        "unreadable": {"type": "boolean"},
         "written": {"type": "boolean"},
         "error": _STR_OR_NULL,
         "unused": {"type": "array", "items": {"type": "string"}},
@@ -299,6 +302,7 @@ _ANCHORS = {  # the silent-drift anchors of the session (pytest_judgerel.anchors
                 "status": {"enum": _ANCHOR_STATUS},
                 "anchors": {"type": "integer", "minimum": 0},
                 "calls": {"type": "integer", "minimum": 0},
+                "failed_calls": {"type": "integer", "minimum": 0},
                 "comparison": {"type": ["object", "null"]},
                 "human_agreement": {"type": ["object", "null"]},
                 "reference_server": _SERVER,

@@ -118,6 +118,7 @@ class SequentialLookInfo(TypedDict, total=False):
     observed: float | None
     n_sim: int | None
     items: int | None  # a look on a first share of the items: how many (None: all of them)
+    probe_items: int  # items of the offsets probe the look saw on every repeat (0: none)
 
 
 class SequentialInfo(TypedDict, total=False):
@@ -339,6 +340,7 @@ class PairwiseRecord(MetricRecord, total=False):
     judge_win_rate: dict[str, Any]  # with human labels: the judge's own win rate (stats.pairwise's WinRate.to_dict())
     human: dict[str, Any]  # with human labels: the PPI++ estimate's details (n labelled, lambda)
     jury: dict[str, Any]  # a panel's comparison: stats.jury's JuryVerdicts.to_dict() (rule, per-judge verdicts)
+    sequential: SequentialInfo  # drawn sequentially (--judgerel-sequential)
 
 
 class RankingRecord(MetricRecord, total=False):

@@ -13,6 +13,7 @@ names with ``from pytest_judgerel.stats.icc import ICCResult`` (works as usual).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import types
@@ -55,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     # anchor_drift.py, anchor_noise.py, cusum.py, drift_attribution.py
     "anchor_comparison": "anchor_drift", "AnchorComparison": "anchor_drift",
     "staged_anchor_comparison": "anchor_drift", "designed_shift_level": "anchor_drift",
+    "reference_samples_for": "anchor_drift",
     "NoiseRatio": "anchor_noise",
     "drift_monitor": "cusum", "DriftMonitor": "cusum", "MonitorStep": "cusum", "cusum_decision_limit": "cusum",
     "attribute_change": "drift_attribution", "DriftAttribution": "drift_attribution",
@@ -71,6 +73,8 @@ _EXPORTS: dict[str, str] = {
     # pairwise.py, bradley_terry.py, verdict_agreement.py, jury.py
     "win_rate": "pairwise", "WinRate": "pairwise", "ppi_win_rate": "pairwise", "consistent_verdict": "pairwise",
     "BradleyTerry": "bradley_terry",
+    # sequential_pairwise.py
+    "comparison_sequential_look": "sequential_pairwise", "comparison_schedule": "sequential_pairwise",
     "cohens_kappa": "verdict_agreement", "gwet_ac1": "verdict_agreement",
     "VerdictAgreement": "verdict_agreement", "Coefficient": "verdict_agreement",
     "combine_verdicts": "jury", "JuryVerdicts": "jury", "JURY_RULES": "jury",
@@ -81,15 +85,19 @@ _OTHER_SUBMODULES = ("ranking",)
 __all__ = sorted(_EXPORTS)
 
 
+@functools.lru_cache(maxsize=1)
+def _submodules() -> frozenset[str]:
+    """The submodule files of this package, read from its directory ("icc" is the function)."""
+    import pkgutil
+
+    return frozenset(m.name for m in pkgutil.iter_modules(__path__) if m.name != "icc")
+
+
 def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is not None:
         return getattr(importlib.import_module(f".{module_name}", __name__), name)
-    if name in ("agreement", "consistency", "oneway", "ranking", "_input", "planning", "icc_batch",
-                "stability", "proportion", "bias", "pass_rate", "preference", "ppi", "effective",
-                "anchor_drift", "anchor_noise", "cusum", "drift_attribution", "_json", "interval",
-                "sequential", "sequential_plan", "pairwise", "bradley_terry", "verdict_agreement",
-                "jury"):  # "icc" is the function
+    if name in _submodules():
         return importlib.import_module(f".{name}", __name__)
     for other in _OTHER_SUBMODULES:
         try:

@@ -2,7 +2,7 @@
 
 A provider can change the model behind a name, or a server can be re-quantised, and every gate
 moves.  The anchors are ~30 items that the judge configuration rates; their *reference* scores
-are recorded once (``m`` samples per anchor, default 2), and every later session re-judges them
+are recorded once (``m`` samples per anchor, default 4), and every later session re-judges them
 (``k`` fresh samples, default 1).  The judge's score of anchor i is modelled as ``y = mu_i + b +
 e`` with item effect ``mu_i``, a judge offset ``b`` and sampling noise ``e`` (sd ``sigma``).  A
 silent change moves ``b`` (a *shift*) or ``sigma`` (a *noise* change; an item-specific
@@ -40,7 +40,8 @@ __all__ = [
     "DEFAULT_MARGIN_FRACTION", "DEFAULT_MIN_ANCHORS", "DEFAULT_MIN_DRIFT", "DEFAULT_REFERENCE_SAMPLES",
     "DEFAULT_NOISE_ALPHA", "DEFAULT_POWER", "DEFAULT_MIN_LEVEL", "DEFAULT_MAX_LEVEL",
     "DEFAULT_SCREEN_ANCHORS", "DEFAULT_SCREEN_P", "DEFAULT_SCREEN_NOISE_P",
-    "AnchorComparison", "anchor_comparison", "designed_shift_level", "staged_anchor_comparison",
+    "COARSE_LEVELS", "COARSE_REFERENCE_SAMPLES", "AnchorComparison", "anchor_comparison", "designed_shift_level",
+    "reference_samples_for", "staged_anchor_comparison",
 ]
 
 DEFAULT_MARGIN_FRACTION = 0.10
@@ -50,9 +51,10 @@ treated as the same judge."""
 DEFAULT_MIN_DRIFT = 0.5
 """A significant shift counts as drift only when it is at least this fraction of the margin
 (0.05 of the range by default), so that many anchors do not call a negligible shift a drift."""
-DEFAULT_NOISE_ALPHA = 0.01
-"""Level of the noise test (two-sided permutation test); the shift test gets at most
-``alpha - noise_alpha``."""
+DEFAULT_NOISE_ALPHA = 0.025
+"""Level of the noise test (permutation test, nine tenths of it to an increase of the noise:
+:data:`~pytest_judgerel.stats.anchor_noise.UP_SHARE`); the shift test gets at most
+``alpha - noise_alpha``, so the two together keep ``alpha`` (Bonferroni)."""
 DEFAULT_POWER = 0.95
 """Power against a shift of the margin that :func:`designed_shift_level` keeps; the shift test's
 level is the smallest that keeps it."""
@@ -66,17 +68,32 @@ differences is not trusted further into the tail."""
 DEFAULT_SCREEN_ANCHORS = 30
 """Anchors re-judged in the first stage of :func:`staged_anchor_comparison`."""
 DEFAULT_SCREEN_P = 0.3
-DEFAULT_SCREEN_NOISE_P = 0.1
-"""The first stage stops (steady) only when the shift's p >= 0.3 and the noise test's p >= 0.1:
+DEFAULT_SCREEN_NOISE_P = 0.3
+"""The first stage stops (steady) only when the shift's p >= 0.3 and the noise test's p >= 0.3:
 rarely for a shift of the margin, often for a drift-free judge (benchmarks/bench_drift.py)."""
 DEFAULT_MIN_ANCHORS = 10
 """Below this many anchors no claim is made ("inconclusive"): the t approximation for the mean of
 a few discrete scores is not trusted, and neither claim would have useful power."""
-DEFAULT_REFERENCE_SAMPLES = 2
-"""Reference samples per anchor to record: 2 make a change of noise visible
-(:mod:`~pytest_judgerel.stats.anchor_noise`)."""
+DEFAULT_REFERENCE_SAMPLES = 4
+"""Reference samples per anchor to record (once per anchor set) on a scale of more than
+:data:`COARSE_LEVELS` levels: 2 make a change of noise visible
+(:mod:`~pytest_judgerel.stats.anchor_noise`); 4 halve the reference's own error, which every
+later session inherits (benchmarks/bench_drift.py)."""
+COARSE_REFERENCE_SAMPLES = 8
+"""Reference samples per anchor on a coarse scale: most anchors of a judge with little noise
+never vary there, and the reference must show which do, or a doubling of the noise is missed."""
+COARSE_LEVELS = 7
+"""A scale with at most this many levels (1-5, 0-5, 1-7) is coarse."""
 
 STATUSES = ("steady", "drifted", "inconclusive")
+
+
+def reference_samples_for(scale: ScaleLike) -> int:
+    """Reference samples per anchor to record on ``scale``: :data:`COARSE_REFERENCE_SAMPLES` on a
+    scale of at most :data:`COARSE_LEVELS` levels, else :data:`DEFAULT_REFERENCE_SAMPLES`."""
+    points = _scale_of(scale).points
+    return COARSE_REFERENCE_SAMPLES if points is not None and len(points) <= COARSE_LEVELS \
+        else DEFAULT_REFERENCE_SAMPLES
 
 
 # --------------------------------------------------------------------------- input
@@ -489,9 +506,12 @@ def staged_anchor_comparison(
 
     ``reference``: ``{anchor_id: [scores]}`` in the anchor set's order (the first ``screen`` are the
     first stage, the rest the reserve).  ``judge(ids)`` returns the fresh scores of those anchors
-    (``{id: score or [scores]}``); it is called once for the first stage and, unless that stage
-    is clearly steady, once more for the reserve.  ``options`` go to :func:`anchor_comparison`.
-    With no more than ``screen`` anchors it is one :func:`anchor_comparison` of all of them.
+    (``{id: score or [scores]}``, NaN or None for a failed call); it is called for the first stage,
+    for reserve anchors that replace the first stage's unanswered ones, and, unless that stage is
+    clearly steady, once more for the rest of the reserve.  ``options`` go to
+    :func:`anchor_comparison` (with ``nan_policy="omit"`` for unanswered anchors).  The design needs
+    ``min(screen, anchors)`` answered anchors: with fewer, a comparison that is not "drifted" is
+    "inconclusive", with the reason (a drift shown on fewer anchors keeps its error rate).
     """
     if not isinstance(reference, Mapping):
         raise ReliabilityError("staged_anchor_comparison needs the reference as {anchor_id: [scores]}")
@@ -503,20 +523,53 @@ def staged_anchor_comparison(
     ids = list(reference)
     first, reserve = ids[:screen], ids[screen:]
     fresh = dict(judge(first))
+    answered = [a for a in first if _answered(fresh.get(a))]
+    while len(answered) < len(first) and reserve:  # a failed call is replaced from the reserve
+        take, reserve = reserve[:len(first) - len(answered)], reserve[len(first) - len(answered):]
+        fresh.update(dict(judge(take)))
+        answered += [a for a in take if _answered(fresh.get(a))]
+    asked = [a for a in ids if a in fresh]
+    if not answered:
+        raise ReliabilityError(f"none of the {len(asked)} anchors asked was answered: no comparison")
     if not reserve:
-        return anchor_comparison(reference, fresh, scale, **options)
-    stage1 = anchor_comparison({a: reference[a] for a in first}, fresh, scale, **options)
+        return _designed_minimum(anchor_comparison({a: reference[a] for a in asked}, fresh, scale, **options),
+                                 min(screen, len(ids)), len(asked))
+    stage1 = anchor_comparison({a: reference[a] for a in answered}, {a: fresh[a] for a in answered}, scale,
+                               **options)
     clear = (stage1.status == "steady" and stage1.shift_p is not None and stage1.shift_p >= screen_p
-             and (stage1.noise is None or stage1.noise.p >= screen_noise_p))
+             and (stage1.noise is None or stage1.noise.p >= screen_noise_p) and len(answered) >= screen)
     if clear:
         note = (f"first stage: {len(first)} anchors clearly steady (shift p = {stage1.shift_p:.2g} >= {screen_p:g}"
                 + ("" if stage1.noise is None else f", noise p = {stage1.noise.p:.2g} >= {screen_noise_p:g}")
                 + f"); the {len(reserve)} reserve anchors were not asked")
-        return replace(stage1, reasons=stage1.reasons + (note,), screened=len(first), reserve_skipped=len(reserve))
+        return replace(stage1, reasons=stage1.reasons + (note,), screened=len(first), reserve_skipped=len(reserve),
+                       n_omitted=len(asked) - len(answered))
     fresh.update(dict(judge(reserve)))
-    final = anchor_comparison(reference, fresh, scale, **options)
-    note = f"first stage: {len(first)} anchors not clearly steady ({stage1.status}); decided on all {len(ids)}"
-    return replace(final, reasons=final.reasons + (note,), screened=len(first), reserve_skipped=0, first_stage=stage1)
+    asked = [a for a in ids if a in fresh]
+    final = anchor_comparison({a: reference[a] for a in asked}, fresh, scale, **options)
+    note = f"first stage: {len(first)} anchors not clearly steady ({stage1.status}); decided on all {len(asked)}"
+    final = replace(final, reasons=final.reasons + (note,), screened=len(first), reserve_skipped=0,
+                    first_stage=stage1)
+    return _designed_minimum(final, screen, len(asked))
+
+
+def _answered(value: Any) -> bool:
+    """Whether an anchor's fresh score(s) hold no missing value (a failed or unreadable call)."""
+    if value is None:
+        return False
+    values = [value] if np.ndim(value) == 0 else list(value)
+    return bool(values) and all(v is not None and not (isinstance(v, float) and math.isnan(v)) for v in values)
+
+
+def _designed_minimum(comp: AnchorComparison, needed: int, asked: int) -> AnchorComparison:
+    """``comp``, "inconclusive" when fewer than ``needed`` anchors were answered and it is not "drifted"."""
+    if comp.n >= needed:
+        return comp
+    reason = (f"only {comp.n} of {asked} anchors asked were answered (the design needs {needed}; "
+              f"{comp.n_omitted} without a fresh score)")
+    if comp.status == "drifted":
+        return replace(comp, reasons=comp.reasons + (reason,))
+    return replace(comp, status="inconclusive", reasons=(reason + "; no claim of steadiness",) + comp.reasons)
 
 
 def _agreement(ref_means: np.ndarray, new_means: np.ndarray) -> tuple[float | None, tuple[float, float] | None]:

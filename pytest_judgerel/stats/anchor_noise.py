@@ -14,6 +14,11 @@ reference and fresh roles gives the null distribution of ``Q`` whatever the per-
 the scale's discreteness, where the F test does not keep its level.  It needs ``m >= 2``: with
 one reference sample per anchor the variance of ``d`` is ``sigma_f^2 + sigma_r^2`` and the
 reference's own noise cannot be separated from the fresh one, so a change of noise cannot be seen.
+The two tails get unequal shares of the level (Bonferroni-weighted: ``UP_SHARE`` to an increase,
+the rest to a decrease), since a noisier judge is the change that moves gates.  The reported
+ratio uses ``Q`` divided by its permutation mean over ``c = 1/k + 1/m`` (its mean without a
+change): the ratio of two variance estimates is biased upwards (Jensen), most on coarse scales
+where few anchors vary, and the permutation mean measures that bias for the data at hand.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ import numpy as np
 
 from ._json import json_float
 
-__all__ = ["NoiseRatio", "noise_ratio"]
+__all__ = ["UP_SHARE", "NoiseRatio", "noise_ratio"]
+
+UP_SHARE = 0.9
+"""Share of the noise test's level given to an increase of the noise (the rest to a decrease)."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +43,11 @@ class NoiseRatio:
     """``value`` = sigma_fresh / sigma_reference (1 = unchanged) with its normal-theory F interval
     (``ci_low``/``ci_high`` at ``confidence``; module docstring); ``p`` is the two-sided
     permutation p value of H0 "the fresh scores vary around the reference as the reference
-    varies around itself" (``n_permutations`` random assignments, ``seed``).  ``q`` is the
-    observed ``S_d^2 / S_w^2`` and ``reference_sd`` the reference's within-anchor sd (scale
-    units).  A fully deterministic reference (``reference_sd`` 0) has no ratio (None) but
+    varies around itself" (``n_permutations`` random assignments, ``seed``), the smaller of
+    ``p_up / UP_SHARE`` and ``p_down / (1 - UP_SHARE)`` (the one-sided tails).  ``q`` is the
+    observed ``S_d^2 / S_w^2`` over ``c`` (1 without a change), ``bias`` the permutation mean of
+    ``Q / c`` that ``value`` is corrected by, and ``reference_sd`` the reference's within-anchor
+    sd (scale units).  A fully deterministic reference (``reference_sd`` 0) has no ratio (None) but
     still a test."""
 
     value: float | None
@@ -50,6 +60,9 @@ class NoiseRatio:
     fresh_sd: float | None
     n_permutations: int
     seed: int
+    p_up: float = 1.0
+    p_down: float = 1.0
+    bias: float = 1.0
 
     @property
     def direction(self) -> str:
@@ -62,7 +75,7 @@ class NoiseRatio:
         return {"value": self.value, "ci": None if self.ci_low is None else [self.ci_low, self.ci_high],
                 "confidence": self.confidence, "p": self.p, "q": json_float(self.q),
                 "reference_sd": self.reference_sd, "fresh_sd": self.fresh_sd, "direction": self.direction,
-                "n_permutations": self.n_permutations, "seed": self.seed}
+                "p_up": self.p_up, "p_down": self.p_down, "bias": self.bias, "n_permutations": self.n_permutations, "seed": self.seed}
 
 
 def noise_ratio(ref: np.ndarray, new: np.ndarray, shift: float, n_permutations: int, seed: int,
@@ -72,14 +85,24 @@ def noise_ratio(ref: np.ndarray, new: np.ndarray, shift: float, n_permutations: 
     estimated mean shift that centres the fresh scores."""
     n, m = ref.shape
     k = new.shape[1]
+    c = 1 / k + 1 / m
     q = float(_q_statistic(ref, new))
     s_w = float(np.sqrt(((ref - ref.mean(axis=1, keepdims=True)) ** 2).sum() / (n * (m - 1))))
-    p = 1.0 if math.isnan(q) else _permutation_p(ref, new, shift, q, n_permutations, seed)
-    c = 1 / k + 1 / m
-    value, lo, hi, fresh_sd = _ratio_with_interval(q, s_w, n, m, k, confidence)
+    p_up = p_down = 1.0
+    bias = 1.0
+    if not math.isnan(q):
+        q_null = _permutation_null(ref, new, shift, n_permutations, seed)
+        p_up = float((1 + np.sum(q_null >= q * (1 - 1e-12))) / (n_permutations + 1))
+        p_down = float((1 + np.sum(q_null <= q * (1 + 1e-12))) / (n_permutations + 1))
+        finite = q_null[np.isfinite(q_null)]
+        if finite.size and float(finite.mean()) > 0:
+            bias = float(finite.mean()) / c
+    p = float(min(1.0, p_up / UP_SHARE, p_down / (1 - UP_SHARE)))
+    value, lo, hi, fresh_sd = _ratio_with_interval(q / bias, s_w, n, m, k, confidence)
     return NoiseRatio(value=value, ci_low=lo, ci_high=hi, confidence=confidence, p=p,
                       q=None if math.isnan(q) else q / c, reference_sd=s_w, fresh_sd=fresh_sd,
-                      n_permutations=n_permutations, seed=seed)
+                      n_permutations=n_permutations, seed=seed, p_up=min(1.0, p_up), p_down=min(1.0, p_down),
+                      bias=bias)
 
 
 def _q_statistic(ref: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -97,9 +120,9 @@ def _q_statistic(ref: np.ndarray, new: np.ndarray) -> np.ndarray:
         return np.asarray(s_d2 / s_w2)
 
 
-def _permutation_p(ref: np.ndarray, new: np.ndarray, shift: float, q: float, n_permutations: int,
-                   seed: int) -> float:
-    """Two-sided permutation p value of the observed ``q`` (not NaN)."""
+def _permutation_null(ref: np.ndarray, new: np.ndarray, shift: float, n_permutations: int,
+                      seed: int) -> np.ndarray:
+    """``n_permutations`` draws of ``Q`` under the permutation null (module docstring)."""
     n, m = ref.shape
     k = new.shape[1]
     # permutation null: the m + k scores of an anchor (fresh centred by the shift) are exchangeable,
@@ -119,10 +142,7 @@ def _permutation_p(ref: np.ndarray, new: np.ndarray, shift: float, q: float, n_p
     s_w2 = ss_split[rows, pick].sum(axis=-1) / (n * (m - 1))
     tiny = 1e-12 * max(1.0, float(np.max(np.abs(pooled)))) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        q_null = np.where(s_d2 <= tiny, 0.0, s_d2) / np.where(s_w2 <= tiny, 0.0, s_w2)
-    upper = (1 + np.sum(q_null >= q * (1 - 1e-12))) / (n_permutations + 1)
-    lower = (1 + np.sum(q_null <= q * (1 + 1e-12))) / (n_permutations + 1)
-    return float(min(1.0, 2 * min(upper, lower)))
+        return np.asarray(np.where(s_d2 <= tiny, 0.0, s_d2) / np.where(s_w2 <= tiny, 0.0, s_w2))
 
 
 def _ratio_with_interval(q: float, s_w: float, n: int, m: int, k: int, confidence: float

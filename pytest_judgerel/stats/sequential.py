@@ -14,8 +14,8 @@ is right, ``P(seq pass, fixed fail) <= eps_pass`` and ``P(seq fail, fixed pass) 
 over all looks (the per-look disagreement events are disjoint).
 
 The rules: :func:`icc_sequential_look` (ICC gates over repeats, on a first share of the items at
-2 repeats for small caps; the rest simulated from the two-way random model with each item's own
-noise, :func:`_simulate_completions`), :func:`pass_rate_sequential_look` (the corrected pass rate
+2 repeats, then every repeat of a few items, the offsets probe; the rest simulated from the two-way
+random model with each item's own noise, :func:`_simulate_completions`), :func:`pass_rate_sequential_look` (the corrected pass rate
 over items, looked at from :data:`PASS_RATE_FIRST` items; the beta-binomial predictive of the
 judge's pass count under a Jeffreys prior against the cutoff of :func:`pass_rate_cutoff`: exact)
 and :func:`human_mean_sequential_look` (the PPI++ mean; the unjudged scores from the Bayesian-
@@ -44,6 +44,7 @@ __all__ = [
     "human_mean_sequential_look",
     "ICC_EPS_PASS", "ICC_EPS_FAIL", "PASS_RATE_EPS_PASS", "PASS_RATE_EPS_FAIL",
     "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF", "ITEM_LOOK_MIN", "PASS_RATE_FIRST", "NOISE_PRIOR_DF",
+    "PROBE_SHARE", "PROBE_MIN",
 ]
 
 _USES = ("estimate", "ci_low")
@@ -72,6 +73,12 @@ NOISE_PRIOR_DF = 4.0
 completions (``_item_noise``; 0: homoscedastic completions)."""
 ITEM_LOOK_MIN = 10
 """The fewest items an ICC look on a first share of the items uses (``repeats_schedule(n_items=)``)."""
+PROBE_SHARE = 0.1
+"""The ICC schedule's offsets probe: every repeat of the cap on this share of the items (at least
+:data:`PROBE_MIN`), drawn after the first all-items look, so the repeats' offsets are seen on
+``cap - 1`` df instead of ``first - 1`` (``repeats_schedule``; ``docs/concepts.md``)."""
+PROBE_MIN = 5
+"""The fewest items of the offsets probe."""
 PASS_RATE_FIRST = 20
 """Items judged before the pass-rate gate's first look (``pass_rate_schedule``)."""
 N_SIM = 400
@@ -91,21 +98,27 @@ class LookSchedule:
     """Looks before ``looks``' first: ``first`` repeats on a first share of the items (these counts, in the
     judging order), for ICC gates whose first all-items look would already cost a large share of the cap."""
     n_items: int | None = None
-    """The cap's items (set with ``item_looks``)."""
+    """The cap's items (set with ``item_looks`` or ``probe``)."""
+    probe: int = 0
+    """Items of the offsets probe (0: none): every repeat of the cap on the first ``probe`` items (judging
+    order), drawn after the first all-items look; every later look sees it too."""
 
     @property
     def cap(self) -> int:
         return self.looks[-1]
 
     @property
-    def stages(self) -> tuple[tuple[int | None, int], ...]:
-        """Every look in order as (items, size): ``item_looks`` at the first size, then all items (None)."""
-        return tuple((m, self.first) for m in self.item_looks) + tuple((None, s) for s in self.looks)
+    def stages(self) -> tuple[tuple[int | None, int, int], ...]:
+        """Every look in order as (items, size, probe items): ``item_looks`` at the first size, then all
+        items (None) at the first size, then with the probe (if any) at the first size and every later one."""
+        head = tuple((m, self.first, 0) for m in self.item_looks) + ((None, self.first, 0),)
+        return head + tuple((None, s, self.probe) for s in (self.looks if self.probe else self.looks[1:]))
 
-    def stage_number(self, items: int | None, used: int) -> int:
-        """1-based number of the look at ``used`` on ``items`` (None or the cap's items: all of them)."""
+    def stage_number(self, items: int | None, used: int, probed: bool = False) -> int:
+        """1-based number of the look at ``used`` on ``items`` (None or the cap's items: all of them);
+        ``probed``: the look saw the offsets probe."""
         if items is None or self.n_items is None or items >= self.n_items:
-            return len(self.item_looks) + self.look_number(used)
+            return len(self.item_looks) + self.look_number(used) + int(bool(self.probe) and (probed or used > self.first))
         return sum(1 for m in self.item_looks if m <= items)
 
     @property
@@ -122,8 +135,10 @@ class LookSchedule:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"looks": list(self.looks), "unit": self.unit, "cap": self.cap}
-        if self.item_looks:
+        if self.item_looks or self.probe:
             out.update(item_looks=list(self.item_looks), n_items=self.n_items)
+        if self.probe:
+            out["probe"] = self.probe
         return out
 
 
@@ -133,12 +148,14 @@ def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def repeats_schedule(cap: int, first: int = 2, n_items: int | None = None) -> LookSchedule:
+def repeats_schedule(cap: int, first: int = 2, n_items: int | None = None, probe: bool = True) -> LookSchedule:
     """Looks after repeats ``first, first + 1, ..., cap`` (an ICC needs 2 repeats before it can look).
 
     With ``n_items`` (the cap's items) the looks at ``first`` repeats start on a first share of the
     items: every ``max(ITEM_LOOK_MIN, ceil(n_items / 3))`` items in the judging order, then all of
-    them, so a gate whose first all-items look costs ``first / cap`` of its calls can stop sooner."""
+    them, so a gate whose first all-items look costs ``first / cap`` of its calls can stop sooner.
+    Then (``probe``, when ``cap > first``) the offsets probe: every repeat on the first
+    ``max(PROBE_MIN, ceil(PROBE_SHARE n_items))`` items (fewer than ``n_items``)."""
     cap = _positive_int(cap, "cap (the repeats of the fixed design)", 2)
     first = _positive_int(first, "first", 2)
     if first > cap:
@@ -147,7 +164,9 @@ def repeats_schedule(cap: int, first: int = 2, n_items: int | None = None) -> Lo
         return LookSchedule(tuple(range(first, cap + 1)), "repeats")
     n_items = _positive_int(n_items, "n_items (the items of the fixed design)", 2)
     step = max(ITEM_LOOK_MIN, math.ceil(n_items / 3))
-    return LookSchedule(tuple(range(first, cap + 1)), "repeats", tuple(range(step, n_items, step)), n_items)
+    size = max(PROBE_MIN, math.ceil(PROBE_SHARE * n_items))
+    return LookSchedule(tuple(range(first, cap + 1)), "repeats", tuple(range(step, n_items, step)), n_items,
+                        size if probe and cap > first and size < n_items else 0)
 
 
 def items_schedule(cap: int, batch: int | None = None, first: int | None = None) -> LookSchedule:
@@ -199,6 +218,9 @@ class SequentialLook:
     items: int | None = None
     """Items seen, for a look on a first share of them (None: all of the cap's items)."""
     items_cap: int | None = None
+    probe_items: int = 0
+    """Items of the offsets probe the look saw on every repeat of the cap (0: none; ``items_cap`` then
+    holds the cap's items)."""
 
     @property
     def stopped(self) -> bool:
@@ -217,7 +239,11 @@ class SequentialLook:
     def share_of_cap(self) -> float:
         """Judge answers used as a share of the fixed design's."""
         share = self.used / self.cap
-        return share * self.items / self.items_cap if self.partial else share  # type: ignore[operator]
+        if self.partial:
+            share *= self.items / self.items_cap  # type: ignore[operator]
+        if self.probe_items and self.items_cap:  # the probe's items on the repeats past ``used``
+            share += self.probe_items * (self.cap - self.used) / (self.cap * self.items_cap)
+        return share
 
     @property
     def next_size(self) -> int | None:
@@ -232,10 +258,12 @@ class SequentialLook:
                 "unit": self.unit, "p_pass_at_cap": self.p_pass_at_cap, "observed": self.observed,
                 "threshold": self.threshold, "eps_pass": self.eps_pass, "eps_fail": self.eps_fail, "rule": self.rule, "reason": self.reason,
                 "n_sim": self.n_sim, "seed": self.seed, "items": self.items, "items_cap": self.items_cap,
+                "probe_items": self.probe_items,
                 "schedule": None if self.schedule is None else self.schedule.to_dict()}
 
     def __str__(self) -> str:
-        on = f" on {self.items}/{self.items_cap} items" if self.partial else ""
+        on = f" on {self.items}/{self.items_cap} items" if self.partial else \
+            f" (+ every repeat on {self.probe_items} items)" if self.probe_items and not self.at_cap else ""
         return (f"sequential {self.rule}: look {self.look}, {self.used}/{self.cap} {self.unit}{on}: "
                 f"{self.decision} (P(pass at cap) = {self.p_pass_at_cap:.3f}); {self.reason}")
 
@@ -405,16 +433,55 @@ def _new_items(x: np.ndarray, cap: int, n_new: int, s_a: np.ndarray, s_e: np.nda
     return theta[:, :, None] + shift[:, None, :] + noise
 
 
+@dataclass(frozen=True)
+class _OffsetsPosterior:
+    """The repeats to come's offsets, relative to the mean offset of the r observed ones, per
+    simulation: ``centre + scale Z - common Z'`` (Z: one normal per repeat to come, Z': one shared)."""
+
+    s_b: np.ndarray
+    centre: np.ndarray | float
+    scale: np.ndarray
+    common: np.ndarray
+
+    def draw(self, m: int, rng: np.random.Generator) -> np.ndarray:
+        n_sim = self.s_b.size
+        return (self.centre + self.scale[:, None] * rng.standard_normal((n_sim, m))
+                - self.common[:, None] * rng.standard_normal((n_sim, 1)))
+
+
+def _offsets_posterior(ssc: float, n: int, r: int, cap: int, s_e: np.ndarray, prior_df: float,
+                       rng: np.random.Generator, probe: np.ndarray | None) -> _OffsetsPosterior:
+    """``b_j ~ N(0, s_b)`` with ``s_b`` from :func:`_offsets_mean_square` on the repeats' ``SS_c``
+    (``r - 1`` df).  With the offsets ``probe`` (complete items x every repeat of the cap) ``s_b``
+    comes from the probe's column means (``cap - 1`` df) and each offset to come from its column's
+    deviation ``d_j``, shrunk: ``N(B d_j, B (1 + 1/r) s_e / m)``, ``B = s_b / (s_b + s_e / m)``
+    (normal-normal posterior, m probe items)."""
+    if probe is None:
+        s_b = np.maximum(0.0, (_offsets_mean_square(ssc, r - 1, s_e, prior_df, rng) - s_e) / n)
+        return _OffsetsPosterior(s_b, 0.0, np.sqrt(s_b), np.sqrt(s_b / r))
+    k = probe.shape[0]
+    cp = probe.mean(axis=0)
+    ssc_p = k * float(((cp - cp.mean()) ** 2).sum())
+    s_b = np.maximum(0.0, (_offsets_mean_square(ssc_p, cap - 1, s_e, prior_df, rng) - s_e) / k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shrink = np.where(s_b > 0, s_b / (s_b + s_e / k), 0.0)
+    d = cp[r:] - cp[:r].mean()
+    return _OffsetsPosterior(s_b, shrink[:, None] * d[None, :], np.sqrt(shrink * (1 + 1 / r) * s_e / k),
+                             np.zeros(s_b.size))
+
+
 def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Generator,
-                          offset_prior_df: float = OFFSET_PRIOR_DF, n_items: int | None = None) -> np.ndarray:
+                          offset_prior_df: float = OFFSET_PRIOR_DF, n_items: int | None = None,
+                          probe: np.ndarray | None = None) -> np.ndarray:
     """``n_sim`` completions (n_sim, n_items, cap) of the observed items x repeats ``x``; ``n_items``
-    (default: the observed items) adds items not drawn yet (:func:`_new_items`).
+    (default: the observed items) adds items not drawn yet (:func:`_new_items`); ``probe``: the offsets
+    probe (:func:`_offsets_posterior`).
 
     The two-way random model ``y_ij = theta_i + b_j + e_ij`` (McGraw & Wong 1996) with its variance
     components drawn from their approximate posteriors (the error and item mean squares over a
     chi-square draw, ``SS / chi2(df)``, Box & Tiao 1973 section 5.2, the error's df cut by the
     residuals' kurtosis, :func:`_item_noise`; the repeats' mean square from the conjugate posterior
-    of :func:`_offsets_mean_square`; components by the ANOVA moment equations, truncated at 0), the
+    of :func:`_offsets_mean_square`, :func:`_offsets_posterior`; components by the ANOVA moment equations, truncated at 0), the
     items' true means drawn around their shrunken observed means (normal-normal posterior, ``B =
     s_a^2 / (s_a^2 + s_e^2 / r)``), new repeat offsets ``b_j`` relative to the mean offset of the
     observed repeats, and normal noise with each item's variance factor."""
@@ -429,16 +496,14 @@ def _simulate_completions(x: np.ndarray, cap: int, n_sim: int, rng: np.random.Ge
     sse = float((resid ** 2).sum())
     h, df_e = _item_noise(resid, NOISE_PRIOR_DF)
     s_e = _chi2_scale(sse * df_e / ((n - 1) * (r - 1)), df_e, rng, n_sim) if df_e > 0 else np.zeros(n_sim)
-    s_b = np.maximum(0.0, (_offsets_mean_square(ssc, r - 1, s_e, offset_prior_df, rng) - s_e) / n)
+    post = _offsets_posterior(ssc, n, r, cap, s_e, offset_prior_df, rng, probe)
     s_a = np.maximum(0.0, (_chi2_scale(ssr, n - 1, rng, n_sim) - s_e) / r)
     den = s_a + s_e / r
     with np.errstate(divide="ignore", invalid="ignore"):
         shrink = np.where(den > 0, s_a / np.where(den > 0, den, 1.0), 0.0)
     theta = (g + shrink[:, None] * (rows - g)[None, :]
              + np.sqrt(shrink * s_e / r)[:, None] * rng.standard_normal((n_sim, n)))
-    # a new repeat's offset relative to the mean offset of the r observed ones
-    offsets = (np.sqrt(s_b)[:, None] * rng.standard_normal((n_sim, m))
-               - np.sqrt(s_b / r)[:, None] * rng.standard_normal((n_sim, 1)))
+    offsets = post.draw(m, rng)
     noise = np.sqrt(s_e)[:, None, None] * np.sqrt(h)[None, :, None] * rng.standard_normal((n_sim, n, m))
     future = theta[:, :, None] + offsets[:, None, :] + noise
     out = np.empty((n_sim, n if n_items is None else n_items, cap))
@@ -487,20 +552,49 @@ def _icc_items(x: np.ndarray, n_items: int | None, sched: LookSchedule | None) -
     return total
 
 
+def _check_prior_df(value: Any) -> float:
+    prior_df = _check_finite(value, "offset_prior_df")
+    if prior_df < 0:
+        raise ReliabilityError(f"offset_prior_df must be >= 0 (0: the flat prior), got {value!r}")
+    return prior_df
+
+
+def _probe_rows(probe: Any) -> int:
+    return int(_icc_matrix(probe).shape[0])
+
+
+def _icc_probe(probe: Any, cap: int, total: int) -> np.ndarray | None:
+    """The offsets probe's complete items (items x the cap's repeats; an item with a missing rating
+    is left out), None without one or with fewer than 2 complete items (the look then reads the
+    offsets from the observed repeats alone)."""
+    if probe is None:
+        return None
+    p = _icc_matrix(probe)
+    if p.shape[1] != cap:
+        raise ReliabilityError(f"the offsets probe has {p.shape[1]} repeats; it holds every repeat of the cap ({cap})")
+    if p.shape[0] > total:
+        raise ReliabilityError(f"the offsets probe has {p.shape[0]} items, more than the cap's {total}")
+    p = p[~np.isnan(p).any(axis=1)]
+    return p if p.shape[0] >= 2 else None
+
+
 def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str = "A,1", use: str = "estimate",
                         confidence: float = 0.95, nan_policy: str = "raise", eps: float | None = None,
                         eps_pass: float | None = None, eps_fail: float | None = None, n_sim: int = N_SIM,
                         seed: int | None = 0, schedule: LookSchedule | None = None,
-                        offset_prior_df: float = OFFSET_PRIOR_DF, n_items: int | None = None) -> SequentialLook:
+                        offset_prior_df: float = OFFSET_PRIOR_DF, n_items: int | None = None,
+                        probe: Any = None) -> SequentialLook:
     """One look of a sequential ICC gate over repeats.
 
     ``ratings``: the items x repeats drawn so far (the first ``r`` of the cap's repeats, ``2 <= r
     <= cap``; an object with ``to_matrix()`` works too); ``threshold``/``form``/``use``/
     ``confidence``/``nan_policy``: the fixed gate's (``assert_icc_above``); ``cap``: the fixed
     design's repeats; ``n_items``: its items (default the schedule's, else the rows given), more
-    than the rows for a look on a first share of them.  Before the cap the decision comes from
-    ``n_sim`` simulated completions (module docstring; ``seed``; ``offset_prior_df``: the
-    pseudo-df of the prior on the repeat offsets, 0 for the flat prior); it stops with "pass" at
+    than the rows for a look on a first share of them; ``probe``: the offsets probe (the schedule's
+    first ``probe`` items in the judging order on every repeat of the cap, :class:`LookSchedule`).
+    Before the cap the decision comes from ``n_sim`` simulated completions (module docstring;
+    ``seed``; ``offset_prior_df``: the pseudo-df of the prior on the repeat offsets, 0 for the flat
+    prior); it stops with "pass" at
     ``p_cap >= 1 - eps_pass`` (default :data:`ICC_EPS_PASS`) and "fail" at ``p_cap <= eps_fail``
     (:data:`ICC_EPS_FAIL`); ``eps`` sets both.  At the cap it is :func:`icc_fixed_verdict` on
     ``ratings``.  ``nan_policy="omit"`` drops items with a missing rating so far (the fixed gate drops them too).
@@ -517,9 +611,7 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     if nan_policy not in ("raise", "omit"):
         raise ReliabilityError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
     sched = _check_schedule(schedule, repeats_schedule(cap), cap)
-    prior_df = _check_finite(offset_prior_df, "offset_prior_df")
-    if prior_df < 0:
-        raise ReliabilityError(f"offset_prior_df must be >= 0 (0: the flat prior), got {offset_prior_df!r}")
+    prior_df = _check_prior_df(offset_prior_df)
     x = _icc_matrix(ratings)
     n, r = x.shape
     total = _icc_items(x, n_items, schedule)
@@ -529,7 +621,8 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     if r < 2:
         raise ReliabilityError(f"ratings have {r} repeat(s): a look needs at least 2 repeats per item")
     rule = f"ICC({canon}) {'lower CI bound' if use == 'ci_low' else 'estimate'} >= {threshold:g} at {cap} repeats"
-    look = sched.stage_number(n, r)
+    extra = _icc_probe(probe, cap, total)
+    look = sched.stage_number(n, r, extra is not None)
     if r == cap and n == total:
         return _icc_at_cap(x, threshold, canon, use, confidence, nan_policy, eps_pass, eps_fail, rule, look, seed,
                            sched)
@@ -546,14 +639,16 @@ def icc_sequential_look(ratings: Any, *, threshold: float, cap: int, form: str =
     rows = total - int(missing.sum())
     block = max(1, min(_BLOCK, 2_000_000 // (rows * cap)))
     passes, done = _simulate_until_settled(
-        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng, prior_df, rows), canon, use, confidence,
-                                     threshold).sum()), n_sim, eps_pass, eps_fail, block)
+        lambda b: int(_icc_passes_on(_simulate_completions(x, cap, b, rng, prior_df, rows, extra), canon, use,
+                                     confidence, threshold).sum()), n_sim, eps_pass, eps_fail, block)
     p = passes / done
     decision, reason = _decide(p, eps_pass, eps_fail, f"ICC({canon})")
-    on = f", {total - n} items not drawn yet" if n < total else ""
+    on = f", {total - n} items not drawn yet" if n < total else \
+        f", offsets from every repeat of {extra.shape[0]} items" if extra is not None else ""
     return SequentialLook(decision, look, r, cap, "repeats", p, observed, threshold, eps_pass, eps_fail, rule,
                           f"{reason} ({done} simulated completions of the two-way model{on})", done, seed, sched,
-                          n if n < total else None, total if n < total else None)
+                          n if n < total else None, total if n < total or extra is not None else None,
+                          0 if extra is None else _probe_rows(probe))
 
 
 # ---------------------------------------------------------------------------- pass rate over items

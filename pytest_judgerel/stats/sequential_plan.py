@@ -56,9 +56,9 @@ def expected_icc_share(n_items: int, cap: int, threshold: float, truth: float, *
     for d in range(runs):
         x = (np.sqrt(truth) * rng.standard_normal((n_items, 1))
              + np.sqrt(1 - truth) * rng.standard_normal((n_items, cap)))
-        for items, r in sched.stages:
+        for items, r, probe in sched.stages:
             look = icc_sequential_look(x[:items or n_items, :r], threshold=threshold, cap=cap, form=form, use=use,
-                                       schedule=sched, seed=d)
+                                       schedule=sched, seed=d, probe=x[:probe] if probe else None)
             if look.stopped:
                 shares.append(look.share_of_cap)
                 break

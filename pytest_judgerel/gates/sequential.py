@@ -413,7 +413,7 @@ def settle_comparison(comparison: Any, *, threshold: float, alpha: float, human:
     limit = parse_failure_limit(max_parse_failures)
     schedule = comparison_schedule(total)
 
-    def look_at(part: Any) -> Any:
+    def look_at(part: Any, probe: Any) -> Any:  # items have no offsets probe
         return comparison_sequential_look(part.outcomes(), n_cap=total, threshold=threshold, alpha=alpha,
                                           schedule=schedule)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +15,7 @@ from pytest_judgerel.report.baseline import updated_baseline
 from pytest_judgerel.report.build import assemble_report
 from pytest_judgerel.report.build import SessionRun
 from pytest_judgerel.report.gate import _probe_writable, apply_outputs, evaluate_gate, finalize_status, pytest_reasons
+from pytest_judgerel.session.settings import Settings
 
 
 def _rec(value, ci):
@@ -113,7 +113,7 @@ def _session(tmp_path, **settings):
     base = dict(report_only=False, baseline=None, update_baseline=False, max_icc_drop=0.05, max_nmae_rise=0.02,
                 json=None, html=None, history_dir=None)
     base.update(settings)
-    return SessionRun(rootpath=str(tmp_path), settings=SimpleNamespace(**base))
+    return SessionRun(rootpath=str(tmp_path), settings=Settings(**base))  # the real settings: gates_report_only
 
 
 def test_apply_outputs_writes_json_html_and_history(tmp_path, monkeypatch):

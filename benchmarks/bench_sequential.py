@@ -133,8 +133,9 @@ def _worst(cells: list[Cell]) -> str:
 def worst_lines(name: str, clear: list[Cell], goal: float | None) -> list[Line]:
     """The worst calls share in any design and truth of ``clear``.  With a ``goal``: graded on the designs
     and truths whose estimating floor (``Cell.floor``: a rule that must estimate the truth, on the
-    rule's own looks and stop levels) is within the goal; for the others, where no estimating rule
-    at these looks and levels meets the goal, an INFO line with the bound."""
+    rule's own looks and stop levels) is within the goal; for the others, where a rule that must
+    estimate the truth is not expected to meet the goal at these looks and levels, an INFO line
+    with the bound (an approximation: the rule may come in under it)."""
     if goal is None:
         return [(f"sequential_calls_worst[{name}]", f"{_worst(clear)} ({len(clear)} designs and truths)", "-", None)]
     within = [c for c in clear if c.floor is not None and c.floor <= goal]
@@ -151,9 +152,10 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None) -> list[Line]:
         excess = max(float(np.mean(c.shares)) - float(c.floor) for c in beyond)  # type: ignore[arg-type]
         lines.append((f"sequential_calls_bound[{name}, estimating floor > {goal}]",
                       f"{len(beyond)} of {len(clear)} designs and truths where the floor is {min(floors):.3f}-"
-                      f"{max(floors):.3f} (oracle {min(oracles):.3f}-{max(oracles):.3f}): the goal cannot hold "
-                      f"at these looks and levels; worst {_worst(beyond)}; the rule at most {excess:.3f} over "
-                      "its floor there", f"<= {goal} out of reach", None))
+                      f"{max(floors):.3f} (oracle {min(oracles):.3f}-{max(oracles):.3f}): a rule that must "
+                      f"estimate the truth is not expected to meet the goal at these looks and levels; worst "
+                      f"{_worst(beyond)}; the rule at most {excess:+.3f} against its floor there",
+                      f"<= {goal}, floor over it", None))
     return lines
 
 

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from pytest_judgerel.report.schema import validate_report
+from reported_run import run_reported
 from pytest_judgerel.stats.pairwise import win_rate
 from pytest_judgerel.stats.sequential_pairwise import (COMPARISON_FIRST, comparison_schedule, COMPARISON_EPS_FAIL, COMPARISON_EPS_PASS,
                                                        comparison_sequential_look, expected_comparison_share)
@@ -131,12 +131,8 @@ def server():
 
 
 def _run(pytester, server, *args: str, name: str):
-    before = server.requests
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--judgerel-json={name}.json", *args)
-    report = json.loads((pytester.path / f"{name}.json").read_text())
-    validate_report(report)
-    records = [r for t in report["tests"] for r in t["records"] if r.get("kind") == "pairwise"]
-    return result, server.requests - before, records, report
+    result, upstream, records, report = run_reported(pytester, server, *args, name=name, kinds=("pairwise",))
+    return result, upstream, [r for test in records.values() for r in test], report
 
 
 def test_a_clearly_better_candidate_stops_before_its_cap_with_fewer_requests_than_the_fixed_run(pytester, server):

@@ -22,7 +22,7 @@ from pytest_judgerel import Judge, JudgeReliabilityFailure, assert_human_mean_ab
     assert_pass_rate
 from pytest_judgerel.judging.pending import PendingRatings
 from pytest_judgerel.testing.fake_server import FakeLLMServer
-from pytest_judgerel.report.schema import validate_report
+from reported_run import run_reported
 from pytest_judgerel.session.recording import recording
 from test_llm_redis import redis_server_port, redis_url  # noqa: F401 - the Redis fixtures (a redis-server on loopback)
 
@@ -81,14 +81,9 @@ def test_pass_rate(judge):
 
 
 def _run(pytester, server, *args: str, name: str):
-    before = server.requests
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--judgerel-json={name}.json",
-                                           f"--judgerel-html={name}.html", *args)
-    report = json.loads((pytester.path / f"{name}.json").read_text())
-    validate_report(report)  # the sequential block included
-    records = {t["nodeid"].split("::")[-1]: [r for r in t["records"] if r.get("kind") in ("icc", "pass_rate")]
-               for t in report["tests"]}
-    return result, server.requests - before, records
+    result, upstream, records, _ = run_reported(pytester, server, *args, name=name, kinds=("icc", "pass_rate"),
+                                                html=True)
+    return result, upstream, records
 
 
 @pytest.fixture

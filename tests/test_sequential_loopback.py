@@ -13,7 +13,7 @@ import re
 import pytest
 
 from pytest_judgerel.testing.fake_server import FakeLLMServer
-from pytest_judgerel.report.schema import validate_report
+from reported_run import run_reported
 
 N_ITEMS, CAP, N_PASS = 60, 3, 50
 
@@ -63,13 +63,7 @@ def server():
 
 
 def _run(pytester, server, *args: str, name: str):
-    before = server.requests
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--judgerel-json={name}.json", *args)
-    report = json.loads((pytester.path / f"{name}.json").read_text())
-    validate_report(report)
-    records = {t["nodeid"].split("::")[-1]: [r for r in t["records"] if r.get("kind") in ("icc", "pass_rate")]
-               for t in report["tests"]}
-    return result, server.requests - before, records, report
+    return run_reported(pytester, server, *args, name=name, kinds=("icc", "pass_rate"))
 
 
 def test_small_designs_stop_before_their_caps(pytester, server):

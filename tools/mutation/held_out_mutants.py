@@ -34,6 +34,8 @@ Batches:
 * ``4``: 32 bugs in :mod:`held_out_batch4`, written by someone who read only the package code
   (no file under ``tests/`` opened), committed before the tests for batch 3's survivors and the
   session's other new tests were merged, and measured on the suite with those tests.
+* ``5``: 26 bugs in :mod:`held_out_batch5` (pairwise gates, juries, verdict agreement, the noise
+  allowance), written from the package code only and committed before they were measured.
 
     python tools/mutation/held_out_mutants.py                 # every batch
     python tools/mutation/held_out_mutants.py --batch 2 --jobs 2
@@ -75,6 +77,11 @@ MODULES: dict[str, list[str]] = {
     "study": ["study/reproduce.py", "study/release.py", "study/analysis.py"],
     "tost": ["stats/bias.py"],
     "p_pass": ["gates/stability.py", "stats/stability.py"],
+    "pairwise": ["stats/pairwise.py", "stats/bradley_terry.py", "gates/pairwise.py", "judging/compare.py",
+                 "judging/pairwise.py"],
+    "jury": ["stats/jury.py"],
+    "agreement": ["stats/verdict_agreement.py"],
+    "noise": ["stats/noise_allowance.py"],
 }
 
 #: The whole relevant test set of each kind (issue 31): every test file that is about the kind's
@@ -116,6 +123,15 @@ TESTS: dict[str, list[str]] = {
                "tests/test_stats_stability_model.py", "tests/test_mutants_gates.py", "tests/test_gate_stability.py",
                "tests/test_gate_conclusion.py", "tests/test_probe_assertions.py", "tests/test_human_mean_gate.py",
                "tests/test_injection_probe.py"],
+    # batch 5's kinds: the files that import the modules or call their public names (grep for
+    # win_rate/assert_not_worse/assert_better/.compare(, bradley_terry/assert_ranking,
+    # parse_pairwise_verdict, combine_verdicts/judge_panel(, verdict_agreement/cohens_kappa/gwet_ac1,
+    # noise_allowance/flip_alpha), chosen after the bugs were committed
+    "pairwise": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py", "tests/test_probes.py",
+                 "tests/test_pairwise_sequential.py"],
+    "jury": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py", "tests/test_fixtures.py"],
+    "agreement": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py"],
+    "noise": ["tests/test_injection_flip_rule.py", "tests/test_injection_probe.py"],
 }
 
 
@@ -505,6 +521,11 @@ from held_out_batch4 import BATCH4  # noqa: E402
 
 BUGS += [bug(id_, 4, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH4]
 
+# batch 5: the pairwise gates, juries, verdict agreement and the noise allowance (held_out_batch5.py)
+from held_out_batch5 import BATCH5  # noqa: E402
+
+BUGS += [bug(id_, 5, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH5]
+
 #: bugs considered and left out because no input can tell them from the original (each with why)
 DROPPED_EQUIVALENT = {
     "retry: 'ConnectError' dropped from the connection names": "httpx.ConnectError subclasses NetworkError, "
@@ -720,7 +741,7 @@ def report(results: list[Outcome], label: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4), help="one batch (default: every batch)")
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5), help="one batch (default: every batch)")
     ap.add_argument("--only", help="comma-separated bug ids")
     ap.add_argument("--jobs", type=int, default=1, help="bugs measured at once (each in its own copy)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")

@@ -127,8 +127,8 @@ TESTS: dict[str, list[str]] = {
     # win_rate/assert_not_worse/assert_better/.compare(, bradley_terry/assert_ranking,
     # parse_pairwise_verdict, combine_verdicts/judge_panel(, verdict_agreement/cohens_kappa/gwet_ac1,
     # noise_allowance/flip_alpha), chosen after the bugs were committed
-    "pairwise": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py", "tests/test_probes.py",
-                 "tests/test_pairwise_sequential.py"],
+    "pairwise": ["tests/test_mutants_pairwise.py", "tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py",
+                 "tests/test_probes.py", "tests/test_pairwise_sequential.py"],
     "jury": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py", "tests/test_fixtures.py"],
     "agreement": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py"],
     "noise": ["tests/test_injection_flip_rule.py", "tests/test_injection_probe.py"],

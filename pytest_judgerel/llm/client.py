@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
+from pytest_judgerel.llm.backend import make_entry
 from pytest_judgerel.llm.endpoint import is_in_process
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
 from pytest_judgerel.llm.runtime import runtime as _runtime
 from pytest_judgerel.llm.settings import LLMSettings
+from pytest_judgerel.llm.upstream import Bill, send_with_retries
 
 __all__ = ["LLMClient", "LLMSettings", "CallStats"]
 
@@ -398,16 +400,8 @@ class LLMClient:
             waiting: Sequence[int] = range(len(batch))
         else:
             keyed, results, waiting = _answer_hits(self, batch)
-        if len(waiting) == 1 and progress is None:  # one call: no task
-            try:
-                results[waiting[0]] = await self._serve(batch[waiting[0]], fresh, keyed[waiting[0]])
-            except Exception as exc:
-                results[waiting[0]] = exc
-        elif waiting:
-            serving = [self._serve(batch[i], fresh, keyed[i]) if progress is None
-                       else self._serve_reporting(batch[i], progress, fresh, keyed[i]) for i in waiting]
-            for i, result in zip(waiting, await asyncio.gather(*serving, return_exceptions=True)):
-                results[i] = result
+        if waiting:
+            await _serve_all(self, batch, fresh, keyed, results, waiting)
         return results
 
     async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
@@ -462,19 +456,23 @@ class LLMClient:
             response = await asyncio.shield(pending)
             stats.hits += 1
             return replace(response, cached=True)
-        # The fill runs as its own task: if this caller is cancelled, the paid-for answer is
-        # still stored and the key lock released; later identical requests join it.
-        task = asyncio.get_running_loop().create_task(self._fill(request, key, backend, fields))
-        self._inflight[key] = task
-
-        def forget(done: asyncio.Task, key: str = key) -> None:
-            if self._inflight.get(key) is done:
+        # identical requests arriving meanwhile wait for this future (single flight in this process)
+        flight = self._inflight[key] = asyncio.get_running_loop().create_future()
+        try:
+            response = await self._fill(request, key, backend, fields)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                flight.cancel()
+            else:
+                flight.set_exception(exc)
+                flight.exception()  # mark retrieved: those who wait get it raised
+            raise
+        else:
+            flight.set_result(response)
+        finally:
+            if self._inflight.get(key) is flight:
                 del self._inflight[key]
-            if not done.cancelled():
-                done.exception()  # mark retrieved: the error is re-raised to the waiting callers
-
-        task.add_done_callback(forget)
-        return await asyncio.shield(task)
+        return response
 
     def _lookup(self, backend: Any, key: str) -> dict | None:
         """The entry for ``key``: an answer waiting to be stored, else the backend's (a corrupt
@@ -504,8 +502,6 @@ class LLMClient:
                 return response_from_entry(entry, key)
             stats.misses += 1
             response = await self._call_upstream(request, key)
-            from pytest_judgerel.llm.backend import make_entry
-
             if self._writes is None:
                 from pytest_judgerel.llm.write_behind import WriteBehind
 
@@ -558,8 +554,6 @@ class LLMClient:
     async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
         """One call upstream through the request's transport, with the shared retries and accounting;
         under a budget every attempt is reserved first (an in-process model's never is)."""
-        from pytest_judgerel.llm.upstream import Bill, send_with_retries
-
         name = self._route(request)
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
         in_process = is_in_process(request.model)
@@ -607,6 +601,35 @@ class Submitted:
         """Stop what is still waiting (answers already paid for are still stored)."""
         if self.future is not None:
             self.future.cancel()
+
+
+async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bool, keyed: list[Any],
+                     results: list[Any], waiting: Sequence[int]) -> None:
+    """:meth:`LLMClient._gather`'s second step: the requests at ``waiting`` served by as many workers
+    as calls may be in flight (``max_concurrency``), each taking the next request when it is done,
+    their answers or errors put in ``results``.  The workers are shielded: when the batch is cancelled
+    no worker takes another request, and the calls already started finish and are stored (paid for)."""
+    todo = iter(waiting)
+    stop = False
+    progress = client.progress
+
+    async def worker() -> None:
+        for i in todo:
+            if stop:
+                return
+            try:
+                results[i] = await (client._serve(batch[i], fresh, keyed[i]) if progress is None
+                                    else client._serve_reporting(batch[i], progress, fresh, keyed[i]))
+            except Exception as exc:
+                results[i] = exc
+
+    workers = min(len(waiting), client.settings.max_concurrency)
+    job = asyncio.ensure_future(worker()) if workers == 1 else asyncio.gather(*(worker() for _ in range(workers)))
+    try:
+        await asyncio.shield(job)
+    except asyncio.CancelledError:
+        stop = True
+        raise
 
 
 def _keyed(request: LLMRequest) -> tuple[dict, str]:

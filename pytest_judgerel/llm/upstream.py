@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_judgerel.errors import LLMCallError
 from pytest_judgerel.llm.request import LLMResponse
+from pytest_judgerel.llm.runtime import runtime
 
 __all__ = ["send_with_retries", "Bill"]
 
@@ -60,8 +61,6 @@ async def send_with_retries(call: Any, request: Any, key: str, settings: Any, po
     """The answer of ``call`` (attempts up to ``settings.max_attempts``); an :class:`LLMCallError`
     naming the status, the attempts and the test when it gives up (the key hint on an auth failure).
     ``bill``: the budget each attempt is reserved in (within the concurrency bound) and settled with."""
-    from pytest_judgerel.llm.runtime import runtime
-
     bill = bill or Bill()
     loop_runtime = runtime()
     attempt = 0

@@ -24,6 +24,7 @@ import zlib
 from typing import Any, Iterator, Mapping
 
 from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.llm.keys import KeyedFields, sorted_json
 
 __all__ = ["CACHE_MODES", "ENTRY_FORMAT", "STATS_PREFIX", "check_mode", "KeyLock", "CacheBackend",
            "decode_answer", "decode_entry", "encode_entry", "make_entry"]
@@ -104,10 +105,16 @@ def encode_entry(entry: Mapping[str, Any], compress: bool = True) -> bytes | str
     """The stored form of ``entry`` (format 2): JSON of ``request`` without its unset fields and of
     ``response``, the key left out (it is the row's name); zlib-compressed bytes, or the JSON text
     with ``compress=False`` (a store that holds text, such as Redis with decoded responses)."""
-    request = {name: value for name, value in entry.get("request", {}).items()
-               if name not in _UNSET or value != _UNSET[name]}
-    text = json.dumps({"f": 2, "q": request, "r": entry.get("response", {})}, ensure_ascii=False, sort_keys=True,
-                      separators=(",", ":"))
+    fields = entry.get("request", {})
+    request = {name: value for name, value in fields.items() if name not in _UNSET or value != _UNSET[name]}
+    messages = getattr(fields, "messages_json", None)  # the messages' JSON the key was made of
+    if messages is not None and "messages" in request and len(request) > 1:
+        # the request's members need no order (read back as a dict); the response stays last
+        del request["messages"]
+        text = ('{"f":2,"q":{"messages":' + messages + "," + sorted_json(request, True)[1:] + ',"r":'
+                + sorted_json(entry.get("response", {}), True) + "}")
+    else:
+        text = sorted_json({"f": 2, "q": request, "r": entry.get("response", {})}, True)
     if not compress:
         return text
     # a 4 KiB window and a small hash table: an entry is a few KiB at most, and zlib's default state
@@ -155,5 +162,7 @@ def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[st
     """A storable entry; ``response`` keeps only text/model/usage/cost/latency/timestamp/attempts and
     the server's ``system_fingerprint``."""
     allowed = ("text", "model", "usage", "cost", "latency", "timestamp", "attempts", "system_fingerprint")
-    return {"format": ENTRY_FORMAT, "key": key, "request": dict(request_fields),
+    # the client's own fields are kept as they are (with the messages' JSON their key was made of)
+    request = request_fields if isinstance(request_fields, KeyedFields) else dict(request_fields)
+    return {"format": ENTRY_FORMAT, "key": key, "request": request,
             "response": {name: response[name] for name in allowed if name in response}}

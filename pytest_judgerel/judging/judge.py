@@ -362,19 +362,23 @@ class Judge:
         out: dict[tuple[int, str], Any] = {}
         run = _RunTally()
         client = self.client
-        previous: tuple[list[_Call], Any] | None = None
+        previous: tuple[list[_Call], Any] | None = None  # the chunk sent, to finish next
+        ahead: Any = None  # the chunk sent while the previous one is finished
         try:
             for calls in _chunks(self, rows, columns):
-                submitted = client.submit_many([c.request[1] for c in calls])
+                # its calls start once the previous chunk's have all started (that one finishes first)
+                ahead = client.submit_many([c.request[1] for c in calls],
+                                           after=previous[1] if previous is not None else None)
                 if previous is not None:
                     _finish_chunk(self, rows, *previous, out, run)
-                previous = (calls, submitted)
+                previous, ahead = (calls, ahead), None
             if previous is not None:
                 _finish_chunk(self, rows, *previous, out, run)
                 previous = None
         except BaseException:
-            if previous is not None:  # the chunk sent ahead is not waited for
-                previous[1].cancel()
+            for sent in (ahead, previous[1] if previous is not None else None):
+                if sent is not None:  # not waited for: no more of its calls start
+                    sent.cancel()
             raise
         failures = [v[2] for v in out.values() if v[2] is not None]
         extra: dict[str, Any] = {"served": list(run.served.values())}

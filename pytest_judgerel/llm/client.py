@@ -304,9 +304,10 @@ class LLMClient:
         """
         return self.submit_many(requests, fresh=fresh).result(return_exceptions)
 
-    def submit_many(self, requests: Iterable[LLMRequest], *, fresh: bool = False) -> "Submitted":
-        """:meth:`complete_many` started on the loop thread without waiting for it: the caller can
-        build its next batch meanwhile; :meth:`Submitted.result` waits for the answers."""
+    def submit_many(self, requests: Iterable[LLMRequest], *, fresh: bool = False,
+                    after: "Submitted | None" = None) -> "Submitted":
+        """:meth:`complete_many` started on the loop thread without waiting (:meth:`Submitted.result`
+        waits); ``after``: a batch submitted before, whose calls all start before this one's."""
         batch = self._check(requests)
         if not batch:
             return Submitted(self, None)
@@ -314,7 +315,9 @@ class LLMClient:
         if threading.current_thread() is runtime.thread:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
-        return Submitted(self, runtime.submit(self._run_batch(batch, fresh)))
+        started = asyncio.Event()  # bound to the loop thread's loop when first waited for
+        prior = after.started if after is not None else None
+        return Submitted(self, runtime.submit(self._run_batch(batch, fresh, started, prior)), started)
 
     async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
                              fresh: bool = False) -> list[Any]:
@@ -372,10 +375,17 @@ class LLMClient:
                     raise result
         return list(results)
 
-    async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
+    async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False, started: Any = None,
+                         prior: Any = None) -> list[Any]:
         """Serve a batch; its answers are stored before it returns.  An answer that could not be
-        stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``)."""
-        results = await self._gather(batch, fresh)
+        stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``).
+        ``started`` (an event) is set once every call of the batch has started, or the batch ended;
+        ``prior``: the event of the batch to wait for before starting any call."""
+        try:
+            results = await self._gather(batch, fresh, started, prior)
+        finally:
+            if started is not None:
+                started.set()
         writes = self._writes
         if writes is not None:
             writes.flush()
@@ -387,7 +397,8 @@ class LLMClient:
                         results[i] = failed
         return results
 
-    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool) -> list[Any]:
+    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool, started: Any = None,
+                      prior: Any = None) -> list[Any]:
         """Every request's answer or error, in order: with the cache on, the batch's stored answers are
         read in one go and served here; only the others become tasks (:meth:`_serve`)."""
         progress = self.progress
@@ -401,7 +412,9 @@ class LLMClient:
         else:
             keyed, results, waiting = _answer_hits(self, batch)
         if waiting:
-            await _serve_all(self, batch, fresh, keyed, results, waiting)
+            if prior is not None:
+                await prior.wait()
+            await _serve_all(self, batch, fresh, keyed, results, waiting, started)
         return results
 
     async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
@@ -581,6 +594,7 @@ class Submitted:
 
     client: LLMClient
     future: Any
+    started: Any = None  # set on the loop thread once all its calls have started (or it ended)
 
     def result(self, return_exceptions: bool = False) -> list[Any]:
         """The batch's results in input order (waiting for them; the wait counts in
@@ -591,24 +605,28 @@ class Submitted:
         try:
             results = self.future.result()
         except BaseException:
-            self.future.cancel()
+            self.cancel()
             raise
         finally:
             self.client.stats.wall_time += time.perf_counter() - start
         return self.client._finish(results, return_exceptions)
 
     def cancel(self) -> None:
-        """Stop what is still waiting (answers already paid for are still stored)."""
+        """Stop what is still waiting: no call of the batch starts after this (the calls in flight
+        finish, and their answers, already paid for, are stored)."""
         if self.future is not None:
             self.future.cancel()
+            if self.started is not None:  # a batch that never ran would leave one submitted after it waiting
+                _runtime().loop.call_soon_threadsafe(self.started.set)
 
 
 async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bool, keyed: list[Any],
-                     results: list[Any], waiting: Sequence[int]) -> None:
+                     results: list[Any], waiting: Sequence[int], started: Any = None) -> None:
     """:meth:`LLMClient._gather`'s second step: the requests at ``waiting`` served by as many workers
     as calls may be in flight (``max_concurrency``), each taking the next request when it is done,
-    their answers or errors put in ``results``.  The workers are shielded: when the batch is cancelled
-    no worker takes another request, and the calls already started finish and are stored (paid for)."""
+    their answers or errors put in ``results``; ``started`` is set once no request is left to take.
+    The workers are shielded: when the batch is cancelled no worker takes another request, and the
+    calls already started finish and are stored (paid for)."""
     todo = iter(waiting)
     stop = False
     progress = client.progress
@@ -622,6 +640,8 @@ async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bo
                                     else client._serve_reporting(batch[i], progress, fresh, keyed[i]))
             except Exception as exc:
                 results[i] = exc
+        if started is not None:
+            started.set()
 
     workers = min(len(waiting), client.settings.max_concurrency)
     job = asyncio.ensure_future(worker()) if workers == 1 else asyncio.gather(*(worker() for _ in range(workers)))

@@ -75,7 +75,9 @@ def key_fields(request: Any) -> dict[str, Any]:
         "v": KEY_VERSION,
         "model": request.model,
         "api_base": key_api_base(request.api_base),
-        "messages": [{"role": m.get("role"), "content": m.get("content")} for m in request.messages],
+        # a message of exactly role and content is keyed as it is (the request's own frozen copy)
+        "messages": [m if len(m) == 2 and "role" in m and "content" in m else
+                     {"role": m.get("role"), "content": m.get("content")} for m in request.messages],
         "temperature": _float_or_none(request.temperature),
         "top_p": _float_or_none(request.top_p),
         "max_tokens": request.max_tokens,

@@ -66,9 +66,13 @@ async def send_with_retries(call: Any, request: Any, key: str, settings: Any, po
     attempt = 0
     while True:
         attempt += 1
-        await loop_runtime.rate_limit(settings.rpm)
+        if settings.rpm is not None:
+            await loop_runtime.rate_limit(settings.rpm)
         async with loop_runtime.semaphore(settings.max_concurrency):
-            await bill.reserve(request, stats)  # the request past the cap raises here, nothing sent
+            if bill.budget is not None:
+                await bill.reserve(request, stats)  # the request past the cap raises here, nothing sent
+            else:
+                bill.sent += 1
             cost = 0.0
             started = time.perf_counter()
             try:

@@ -118,8 +118,9 @@ def encode_entry(entry: Mapping[str, Any], compress: bool = True) -> bytes | str
     if not compress:
         return text
     # a 4 KiB window and a small hash table: an entry is a few KiB at most, and zlib's default state
-    # (32 KiB window, 128 KiB of tables) costs more to set up than compressing the entry does
-    packer = zlib.compressobj(6, zlib.DEFLATED, 12, 4)
+    # (32 KiB window, 128 KiB of tables) costs more to set up than compressing the entry does; level 1:
+    # about 2% larger than level 6 on judge entries, 13% fewer instructions
+    packer = zlib.compressobj(1, zlib.DEFLATED, 12, 4)
     return packer.compress(text.encode("utf-8")) + packer.flush()
 
 

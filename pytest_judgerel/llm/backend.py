@@ -107,13 +107,17 @@ def encode_entry(entry: Mapping[str, Any], compress: bool = True) -> bytes | str
     with ``compress=False`` (a store that holds text, such as Redis with decoded responses)."""
     fields = entry.get("request", {})
     request = {name: value for name, value in fields.items() if name not in _UNSET or value != _UNSET[name]}
+    text = None
     messages = getattr(fields, "messages_json", None)  # the messages' JSON the key was made of
-    if messages is not None and "messages" in request and len(request) > 1:
-        # the request's members need no order (read back as a dict); the response stays last
-        del request["messages"]
-        text = ('{"f":2,"q":{"messages":' + messages + "," + sorted_json(request, True)[1:] + ',"r":'
-                + sorted_json(entry.get("response", {}), True) + "}")
-    else:
+    if messages is not None and isinstance(request.get("model"), str):
+        # the same text as below: "messages" sorts right before "model", whose member is found once
+        rest = sorted_json({name: value for name, value in request.items() if name != "messages"}, True)
+        marker = '"model":' + sorted_json(request["model"]) + ","
+        if rest.count(marker) == 1:
+            at = rest.index(marker)
+            text = ('{"f":2,"q":' + rest[:at] + '"messages":' + messages + "," + rest[at:] + ',"r":'
+                    + sorted_json(entry.get("response", {}), True) + "}")
+    if text is None:
         text = sorted_json({"f": 2, "q": request, "r": entry.get("response", {})}, True)
     if not compress:
         return text

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Iterator, Mapping
 
 from pytest_judgerel.errors import ConfigError
@@ -109,14 +110,16 @@ def encode_entry(entry: Mapping[str, Any], compress: bool = True) -> bytes | str
     request = {name: value for name, value in fields.items() if name not in _UNSET or value != _UNSET[name]}
     text = None
     messages = getattr(fields, "messages_json", None)  # the messages' JSON the key was made of
-    if messages is not None and isinstance(request.get("model"), str):
+    if messages is not None and isinstance(request.get("model"), str) and "messages" in request:
         # the same text as below: "messages" sorts right before "model", whose member is found once
-        rest = sorted_json({name: value for name, value in request.items() if name != "messages"}, True)
-        marker = '"model":' + sorted_json(request["model"]) + ","
+        listed = request.pop("messages")
+        rest = sorted_json(request, True)
+        marker = '"model":' + encode_basestring(request["model"]) + ","
         if rest.count(marker) == 1:
             at = rest.index(marker)
             text = ('{"f":2,"q":' + rest[:at] + '"messages":' + messages + "," + rest[at:] + ',"r":'
                     + sorted_json(entry.get("response", {}), True) + "}")
+        request["messages"] = listed
     if text is None:
         text = sorted_json({"f": 2, "q": request, "r": entry.get("response", {})}, True)
     if not compress:

@@ -114,8 +114,10 @@ def main() -> int:
                       ).rate(items[:2], repeats=1)
             rss_before = peak_rss_mb()
             profilers = profiling.start_thread_profilers() if args.profile else None
+            server_cpu = servers.process_cpu_seconds(server.pid)
             wall, cpu, stats, cells = run_study(url, items, models, LLMSettings(
                 cache_dir=cache, cache_mode="record", max_concurrency=conc), args.repeats)
+            server_cpu = servers.process_cpu_seconds(server.pid) - server_cpu
             if profilers:
                 profiling.stop_thread_profilers(profilers)
             rss_study = peak_rss_mb()
@@ -126,7 +128,7 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(10)
-    return report(args, calls, anchor, (wall, cpu, stats, cells), (r_wall, r_cpu, r_stats, r_cells),
+    return report(args, calls, anchor, (wall, cpu, stats, cells, server_cpu), (r_wall, r_cpu, r_stats, r_cells),
                   (rss_before, rss_study, rss_replay), disk, profilers)
 
 
@@ -134,13 +136,14 @@ def report(args: argparse.Namespace, calls: int, anchor: dict, study: tuple, rep
            disk: int, profilers: object) -> int:
     """Print the anchors, the study, the replay and the goals; 0 when all pass."""
     conc = args.concurrency
-    wall, cpu, stats, cells = study
+    wall, cpu, stats, cells, server_cpu = study
     r_wall, r_cpu, r_stats, r_cells = replay
     print(f"scale study: {args.items} items x {len(SCALES)} scales x {args.judges} judges x {args.repeats} repeats "
           f"= {calls} calls, latency {args.latency * 1000:.0f} ms, concurrency {conc}, load {os.getloadavg()[0]:.2f}")
-    print(f"  anchors on {args.sample} of the study's calls (CPU ms/call, wall s):")
+    print(f"  anchors on {args.sample} of the study's calls (CPU ms/call, wall s, raw aiohttp's wall / its latency bound):")
     for level, row in anchor.items():
-        print(f"    c={level:<4} raw aiohttp {row['aiohttp'][0] * 1000:6.3f} {row['aiohttp'][1]:6.2f}s   "
+        print(f"    c={level:<4} raw aiohttp {row['aiohttp'][0] * 1000:6.3f} {row['aiohttp'][1]:6.2f}s "
+              f"({row['aiohttp'][1] / (args.sample / level * args.latency):.2f}x)   "
               f"raw httpx {row['httpx'][0] * 1000:6.3f} {row['httpx'][1]:6.2f}s")
     raw_cpu = anchor[conc]["aiohttp"][0] if conc in anchor else min(r["aiohttp"][0] for r in anchor.values())
     latency_bound = calls / conc * args.latency
@@ -148,6 +151,9 @@ def report(args: argparse.Namespace, calls: int, anchor: dict, study: tuple, rep
     bound = max(latency_bound, floor)
     print(f"  study (record): upstream {stats.misses}, hits {stats.hits}, retries {stats.retries}, rated {cells}/{calls}; "
           f"wall {wall:.2f} s, CPU {cpu:.2f} s ({cpu / calls * 1000:.3f} ms/call)")
+    print(f"  CPU the study asked of this {os.cpu_count()}-core machine: judge process {cpu:.1f} s + fake server "
+          f"{server_cpu:.1f} s ({server_cpu / calls * 1000:.3f} ms/call) = {cpu + server_cpu:.1f} s in {wall:.1f} s of wall "
+          f"({(cpu + server_cpu) / wall:.2f} cores busy), load {os.getloadavg()[0]:.2f}")
     print(f"  replay: hits {r_stats.hits}, misses {r_stats.misses}, rated {r_cells}/{calls}; wall {r_wall:.2f} s "
           f"({r_wall / calls * 1000:.3f} ms/call), CPU {r_cpu / calls * 1000:.3f} ms/call")
     print(f"  peak RSS: {rss[0]:.0f} MB before, {rss[1]:.0f} MB after the study, {rss[2]:.0f} MB after the replay; "

@@ -137,3 +137,20 @@ def test_salvage_and_export_read_both_layouts(fake_llm_server, tmp_path):
     assert export_cache(folder, out) == 4
     keys = {json.loads(line)["key"] for line in out.read_text().splitlines()}
     assert keys == set(compact) | {k for k, _ in previous}
+
+
+def test_an_entry_is_the_same_text_whichever_way_it_was_encoded():
+    """The client's entry reuses the messages' JSON of its key; the text is the one a decoded (plain)
+    entry encodes to, byte for byte, also when an extra parameter spells the model's own member."""
+    from pytest_judgerel.llm.backend import decode_entry, encode_entry, make_entry
+
+    for extra in ({}, {"x": {"a": 1, "model": "openai/j", "v": 1}}, {"model_hint": "openai/j"}):
+        request = LLMRequest(model="openai/j", api_base="http://h:1/v1", extra_params=extra,
+                             messages=[{"role": "system", "content": "rate “this”"}, {"role": "user", "content": "x"}])
+        fields = key_fields(request)
+        key = key_from_fields(fields)
+        entry = make_entry(key, fields, {"text": "3", "model": "j", "usage": {"prompt_tokens": 2}, "cost": 0.0})
+        text = encode_entry(entry, compress=False)
+        plain = decode_entry(text, key)
+        assert plain == entry and text == encode_entry(plain, compress=False)
+        assert decode_entry(encode_entry(entry), key) == entry

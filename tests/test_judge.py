@@ -207,3 +207,39 @@ def test_a_run_in_many_chunks_gives_what_one_chunk_gives(tmp_path, scripted, mon
     np.testing.assert_array_equal(chunked.values, whole.values)
     assert chunked.values[5, 0] == 7 and chunked.values[0, 0] == 10 and not chunked.parse_failures
     assert chunked.item_ids == whole.item_ids and chunked.rater_ids == whole.rater_ids
+
+
+def test_when_finishing_a_chunk_raises_the_chunk_sent_ahead_stops_and_its_paid_answers_are_stored(tmp_path,
+                                                                                               monkeypatch):
+    """Chunk 0's first call fails for good (HTTP 500, one attempt) while chunk 1 is already sent: the
+    error reaches the caller, chunk 1 starts no call after that (it only started once chunk 0 had all
+    of its calls under way, and only as many as may be in flight), chunk 2 is never sent, and every
+    answer the server gave is in the cache."""
+    import time
+
+    import pytest_judgerel.judging.judge as judge_module
+    from pytest_judgerel.errors import LLMCallError
+    from pytest_judgerel.llm.cache import open_backend
+    from pytest_judgerel.testing import FakeLLMServer, FaultPlan
+
+    monkeypatch.setattr(judge_module, "CHUNK", 6)
+    items = [{"id": f"i{k}", "sentence1": f"a dog runs {k}", "sentence2": f"a dog is running {k}"} for k in range(18)]
+    with FakeLLMServer(latency=0.3, faults=FaultPlan(schedule={0: "500"})) as srv:
+        client = LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"), max_concurrency=2, max_attempts=1))
+        judge = Judge(model="openai/j", api_base=srv.url, api_key="k", template="stsb", scale="0-5", client=client)
+        with pytest.raises(LLMCallError, match="HTTP 500"):
+            judge.rate(items, repeats=1)
+        time.sleep(3 * 0.3)  # a chunk still sending would have sent its next calls by now
+        sent = srv.requests
+        client.close()  # what the calls in flight answered is stored
+        answered = [entry for entry in srv.log if entry["fault"] is None]
+    # chunk 0's six calls, then chunk 1's first calls (at most the two a concurrency of 2 allows)
+    assert 6 < sent <= 6 + 2, sent
+    backend = open_backend(tmp_path / "c")
+    try:
+        stored = list(backend.iter_entries())
+    finally:
+        backend.close()
+    assert len(stored) == len(answered) == sent - 1  # every paid-for answer, the failed call's excepted
+    stored_prompts = {e["request"]["messages"][-1]["content"] for _, e in stored}
+    assert stored_prompts == {e["body"]["messages"][-1]["content"] for e in answered}

@@ -554,3 +554,26 @@ def test_json_block_details():
     # two keys match "a b" with equal values (written in different key orders): one value, no ambiguity
     same = '{"A b": {"x": 1, "y": 2}, "a_b": {"y": 2, "x": 1}}'
     assert parse_json_scores(same, ["a b.x"], "0-5") == {"a b.x": 1.0}
+
+
+_BARE = st.text(alphabet=" \t\r\n\u00a0-+.0123456789１/x", max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(reply=st.one_of(_BARE, st.from_regex(r"[ \t\r\n]*[-+]?\d+(\.\d+)?[ \t\r\n]*", fullmatch=True)),
+       scale=st.sampled_from(["0-5", "1-10", "0-100", "1-5"]), fractional=st.booleans())
+def test_a_bare_number_reads_as_the_full_rules_read_it(reply, scale, fractional):
+    """parse_score reads a reply that is one number and blanks without the full passes; whatever the
+    reply, it gives what the full rules (think blocks, markup, ranges, fractions) give."""
+    from pytest_judgerel.judging.parsing import _number_in, _text_of
+
+    sc = _scale(scale, fractional)
+
+    def outcome(read):
+        try:
+            return "value", read()
+        except ParseError as exc:
+            return "error", exc.cause, str(exc)
+
+    full = outcome(lambda: _number_in(_text_of(reply), sc, reply))
+    assert outcome(lambda: parse_score(reply, sc)) == full

@@ -66,6 +66,15 @@ def start_server_process(latency: float, responder: str = "default") -> tuple[su
     return proc, url
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds a process has used so far (``/proc/<pid>/stat``; 0.0 where absent)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 def _serve(latency: float, responder: str) -> None:
     from pytest_judgerel.testing.fake_server import FakeLLMServer
 

@@ -24,9 +24,12 @@ import numpy as np
 
 from ..session.recording import active_recorder, new_record
 from ..errors import ConfigError
+from ..llm.endpoint import is_constrained
+from ..llm.request import LLMRequest
 from ..ratings import Ratings
 from ..scales import Scale, ScaleLike, number_text
 from .items import JudgeFailure, item_rows
+from .templates import render
 
 
 
@@ -183,8 +186,6 @@ class Judge:
 
     def _constrained(self, model: str) -> bool:
         """Whether replies of ``model`` are grammar-constrained (see ``constrain``)."""
-        from ..llm.endpoint import is_constrained
-
         return is_constrained(self._mode, model)
 
     def with_(self, **changes: Any) -> "Judge":
@@ -324,8 +325,6 @@ class Judge:
 
     def _messages(self, item: Mapping[str, Any], scale: Scale) -> list[dict[str, str]]:
         """The chat messages of one item on one scale (the template's, with this judge's system)."""
-        from .templates import render
-
         messages = [m for m in render(self._template, item, scale, hardened=self.hardened)
                     if not (self.system is not None and m.get("role") == "system")]
         if self.system:  # the caller's system message replaces the template's ("" removes it)
@@ -335,12 +334,16 @@ class Judge:
     def _request(self, item: Mapping[str, Any], *, scale: Scale, sample_index: int = 0,
                  model: str | None = None, temperature: float | None = None, messages: Any = None):
         """One call's request (``messages``: :meth:`_messages` of this item and scale, if known)."""
-        from ..llm import LLMRequest
-
         if messages is None:
             messages = self._messages(item, scale)
         endpoint = self.endpoint if model is None else self.endpoint.with_model(model)
         grammar = grammar_for(self.output, scale, self.axes) if self._constrained(endpoint.model) else None
+        metadata: dict[str, Any] = {"test": self.test_id} if self.test_id else {}
+        metadata["reasks"] = int(bool(self.reask))
+        if getattr(getattr(self.client, "settings", None), "dry_run", False):
+            # a dry run (--judgerel-dry-run) answers with this reply, which parses; never keyed
+            metadata["dry_reply"] = dry_reply_for(self.output, scale, self.axes,
+                                                  seed=zlib.crc32(repr((messages, sample_index)).encode()))
         return LLMRequest(
             **endpoint.request_fields(),
             messages=tuple(messages), temperature=self.temperature if temperature is None else temperature,
@@ -349,10 +352,7 @@ class Judge:
             max_tokens=self.max_tokens, seed=None if self.seed is None else self.seed + sample_index,
             top_p=self.top_p,
             grammar=grammar, sample_index=sample_index, namespace=self.namespace,
-            # a dry run (--judgerel-dry-run) answers with this reply, which parses; never keyed
-            metadata={**({"test": self.test_id} if self.test_id else {}), "reasks": int(bool(self.reask)),
-                      "dry_reply": dry_reply_for(self.output, scale, self.axes,
-                                                 seed=zlib.crc32(repr((messages, sample_index)).encode()))},
+            metadata=metadata,
         )
 
     def _run_many(self, rows, columns) -> dict[tuple[int, str], tuple[float | None, Any, JudgeFailure | None]]:
@@ -362,19 +362,23 @@ class Judge:
         out: dict[tuple[int, str], Any] = {}
         run = _RunTally()
         client = self.client
-        previous: tuple[list[_Call], Any] | None = None
+        previous: tuple[list[_Call], Any] | None = None  # the chunk sent, to finish next
+        ahead: Any = None  # the chunk sent while the previous one is finished
         try:
             for calls in _chunks(self, rows, columns):
-                submitted = client.submit_many([c.request[1] for c in calls])
+                # its calls start once the previous chunk's have all started (that one finishes first)
+                ahead = client.submit_many([c.request[1] for c in calls],
+                                           after=previous[1] if previous is not None else None)
                 if previous is not None:
                     _finish_chunk(self, rows, *previous, out, run)
-                previous = (calls, submitted)
+                previous, ahead = (calls, ahead), None
             if previous is not None:
                 _finish_chunk(self, rows, *previous, out, run)
                 previous = None
         except BaseException:
-            if previous is not None:  # the chunk sent ahead is not waited for
-                previous[1].cancel()
+            for sent in (ahead, previous[1] if previous is not None else None):
+                if sent is not None:  # not waited for: no more of its calls start
+                    sent.cancel()
             raise
         failures = [v[2] for v in out.values() if v[2] is not None]
         extra: dict[str, Any] = {"served": list(run.served.values())}

@@ -59,6 +59,8 @@ _QUOTE_LIMIT = 160
 # a word ("7th", "v2", "1e3") nor of a dotted sequence ("1.2.3").
 _NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)"
 _NUM_RE = re.compile(rf"(?<![\w.]){_NUM}(?![\w]|\.\d)")
+# a reply that is one number and blanks (most replies): no think block, markup, range or fraction to drop
+_PLAIN_RE = re.compile(r"[ \t\r\n]*([-+]?\d+(?:\.\d+)?)[ \t\r\n]*")
 _RANGE_RE = re.compile(
     rf"(?:between\s+(?<![\w.])({_NUM})\s+and\s+({_NUM})|(?<![\w.])({_NUM})\s*(?:-|–|—|to|\.\.)\s*({_NUM}))"
     rf"(?![\w]|\.\d)",
@@ -245,6 +247,10 @@ def _number_in(text: str, scale: Scale, reply: Any, where: str = "") -> float:
 def parse_score(reply: Any, scale: ScaleLike) -> float:
     """Read a single-number reply (seed 001 Tables 8-10, 13); raise :class:`ParseError` otherwise."""
     sc = Scale.parse(scale)
+    if type(reply) is str:
+        plain = _PLAIN_RE.fullmatch(reply)
+        if plain is not None:  # a bare number: what the rules of _number_in read from it, without their passes
+            return _check_on_scale(float(plain.group(1)), sc, reply, "")
     text = _text_of(reply)
     return _number_in(text, sc, reply)
 

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import zlib
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Iterator, Mapping
 
 from pytest_judgerel.errors import ConfigError
+from pytest_judgerel.llm.keys import KeyedFields, sorted_json
 
 __all__ = ["CACHE_MODES", "ENTRY_FORMAT", "STATS_PREFIX", "check_mode", "KeyLock", "CacheBackend",
            "decode_answer", "decode_entry", "encode_entry", "make_entry"]
@@ -104,15 +106,28 @@ def encode_entry(entry: Mapping[str, Any], compress: bool = True) -> bytes | str
     """The stored form of ``entry`` (format 2): JSON of ``request`` without its unset fields and of
     ``response``, the key left out (it is the row's name); zlib-compressed bytes, or the JSON text
     with ``compress=False`` (a store that holds text, such as Redis with decoded responses)."""
-    request = {name: value for name, value in entry.get("request", {}).items()
-               if name not in _UNSET or value != _UNSET[name]}
-    text = json.dumps({"f": 2, "q": request, "r": entry.get("response", {})}, ensure_ascii=False, sort_keys=True,
-                      separators=(",", ":"))
+    fields = entry.get("request", {})
+    request = {name: value for name, value in fields.items() if name not in _UNSET or value != _UNSET[name]}
+    text = None
+    messages = getattr(fields, "messages_json", None)  # the messages' JSON the key was made of
+    if messages is not None and isinstance(request.get("model"), str) and "messages" in request:
+        # the same text as below: "messages" sorts right before "model", whose member is found once
+        listed = request.pop("messages")
+        rest = sorted_json(request, True)
+        marker = '"model":' + encode_basestring(request["model"]) + ","
+        if rest.count(marker) == 1:
+            at = rest.index(marker)
+            text = ('{"f":2,"q":' + rest[:at] + '"messages":' + messages + "," + rest[at:] + ',"r":'
+                    + sorted_json(entry.get("response", {}), True) + "}")
+        request["messages"] = listed
+    if text is None:
+        text = sorted_json({"f": 2, "q": request, "r": entry.get("response", {})}, True)
     if not compress:
         return text
     # a 4 KiB window and a small hash table: an entry is a few KiB at most, and zlib's default state
-    # (32 KiB window, 128 KiB of tables) costs more to set up than compressing the entry does
-    packer = zlib.compressobj(6, zlib.DEFLATED, 12, 4)
+    # (32 KiB window, 128 KiB of tables) costs more to set up than compressing the entry does; level 1:
+    # about 2% larger than level 6 on judge entries, 13% fewer instructions
+    packer = zlib.compressobj(1, zlib.DEFLATED, 12, 4)
     return packer.compress(text.encode("utf-8")) + packer.flush()
 
 
@@ -155,5 +170,7 @@ def make_entry(key: str, request_fields: Mapping[str, Any], response: Mapping[st
     """A storable entry; ``response`` keeps only text/model/usage/cost/latency/timestamp/attempts and
     the server's ``system_fingerprint``."""
     allowed = ("text", "model", "usage", "cost", "latency", "timestamp", "attempts", "system_fingerprint")
-    return {"format": ENTRY_FORMAT, "key": key, "request": dict(request_fields),
+    # the client's own fields are kept as they are (with the messages' JSON their key was made of)
+    request = request_fields if isinstance(request_fields, KeyedFields) else dict(request_fields)
+    return {"format": ENTRY_FORMAT, "key": key, "request": request,
             "response": {name: response[name] for name in allowed if name in response}}

@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeGuard
 
 from pytest_judgerel.errors import CacheMissError, ConfigError, LLMCallError
+from pytest_judgerel.llm.backend import make_entry
 from pytest_judgerel.llm.endpoint import is_in_process
 from pytest_judgerel.llm.keys import key_fields, key_from_fields
 from pytest_judgerel.llm.request import LLMRequest, LLMResponse
 from pytest_judgerel.llm.runtime import runtime as _runtime
 from pytest_judgerel.llm.settings import LLMSettings
+from pytest_judgerel.llm.upstream import Bill, send_with_retries
 
 __all__ = ["LLMClient", "LLMSettings", "CallStats"]
 
@@ -302,9 +304,10 @@ class LLMClient:
         """
         return self.submit_many(requests, fresh=fresh).result(return_exceptions)
 
-    def submit_many(self, requests: Iterable[LLMRequest], *, fresh: bool = False) -> "Submitted":
-        """:meth:`complete_many` started on the loop thread without waiting for it: the caller can
-        build its next batch meanwhile; :meth:`Submitted.result` waits for the answers."""
+    def submit_many(self, requests: Iterable[LLMRequest], *, fresh: bool = False,
+                    after: "Submitted | None" = None) -> "Submitted":
+        """:meth:`complete_many` started on the loop thread without waiting (:meth:`Submitted.result`
+        waits); ``after``: a batch submitted before, whose calls all start before this one's."""
         batch = self._check(requests)
         if not batch:
             return Submitted(self, None)
@@ -312,7 +315,9 @@ class LLMClient:
         if threading.current_thread() is runtime.thread:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
-        return Submitted(self, runtime.submit(self._run_batch(batch, fresh)))
+        started = asyncio.Event()  # bound to the loop thread's loop when first waited for
+        prior = after.started if after is not None else None
+        return Submitted(self, runtime.submit(self._run_batch(batch, fresh, started, prior)), started)
 
     async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
                              fresh: bool = False) -> list[Any]:
@@ -370,10 +375,17 @@ class LLMClient:
                     raise result
         return list(results)
 
-    async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False) -> list[Any]:
+    async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False, started: Any = None,
+                         prior: Any = None) -> list[Any]:
         """Serve a batch; its answers are stored before it returns.  An answer that could not be
-        stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``)."""
-        results = await self._gather(batch, fresh)
+        stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``).
+        ``started`` (an event) is set once every call of the batch has started, or the batch ended;
+        ``prior``: the event of the batch to wait for before starting any call."""
+        try:
+            results = await self._gather(batch, fresh, started, prior)
+        finally:
+            if started is not None:
+                started.set()
         writes = self._writes
         if writes is not None:
             writes.flush()
@@ -385,7 +397,8 @@ class LLMClient:
                         results[i] = failed
         return results
 
-    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool) -> list[Any]:
+    async def _gather(self, batch: Sequence[LLMRequest], fresh: bool, started: Any = None,
+                      prior: Any = None) -> list[Any]:
         """Every request's answer or error, in order: with the cache on, the batch's stored answers are
         read in one go and served here; only the others become tasks (:meth:`_serve`)."""
         progress = self.progress
@@ -398,16 +411,10 @@ class LLMClient:
             waiting: Sequence[int] = range(len(batch))
         else:
             keyed, results, waiting = _answer_hits(self, batch)
-        if len(waiting) == 1 and progress is None:  # one call: no task
-            try:
-                results[waiting[0]] = await self._serve(batch[waiting[0]], fresh, keyed[waiting[0]])
-            except Exception as exc:
-                results[waiting[0]] = exc
-        elif waiting:
-            serving = [self._serve(batch[i], fresh, keyed[i]) if progress is None
-                       else self._serve_reporting(batch[i], progress, fresh, keyed[i]) for i in waiting]
-            for i, result in zip(waiting, await asyncio.gather(*serving, return_exceptions=True)):
-                results[i] = result
+        if waiting:
+            if prior is not None:
+                await prior.wait()
+            await _serve_all(self, batch, fresh, keyed, results, waiting, started)
         return results
 
     async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
@@ -462,19 +469,23 @@ class LLMClient:
             response = await asyncio.shield(pending)
             stats.hits += 1
             return replace(response, cached=True)
-        # The fill runs as its own task: if this caller is cancelled, the paid-for answer is
-        # still stored and the key lock released; later identical requests join it.
-        task = asyncio.get_running_loop().create_task(self._fill(request, key, backend, fields))
-        self._inflight[key] = task
-
-        def forget(done: asyncio.Task, key: str = key) -> None:
-            if self._inflight.get(key) is done:
+        # identical requests arriving meanwhile wait for this future (single flight in this process)
+        flight = self._inflight[key] = asyncio.get_running_loop().create_future()
+        try:
+            response = await self._fill(request, key, backend, fields)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                flight.cancel()
+            else:
+                flight.set_exception(exc)
+                flight.exception()  # mark retrieved: those who wait get it raised
+            raise
+        else:
+            flight.set_result(response)
+        finally:
+            if self._inflight.get(key) is flight:
                 del self._inflight[key]
-            if not done.cancelled():
-                done.exception()  # mark retrieved: the error is re-raised to the waiting callers
-
-        task.add_done_callback(forget)
-        return await asyncio.shield(task)
+        return response
 
     def _lookup(self, backend: Any, key: str) -> dict | None:
         """The entry for ``key``: an answer waiting to be stored, else the backend's (a corrupt
@@ -504,8 +515,6 @@ class LLMClient:
                 return response_from_entry(entry, key)
             stats.misses += 1
             response = await self._call_upstream(request, key)
-            from pytest_judgerel.llm.backend import make_entry
-
             if self._writes is None:
                 from pytest_judgerel.llm.write_behind import WriteBehind
 
@@ -558,8 +567,6 @@ class LLMClient:
     async def _call_upstream(self, request: LLMRequest, key: str) -> LLMResponse:
         """One call upstream through the request's transport, with the shared retries and accounting;
         under a budget every attempt is reserved first (an in-process model's never is)."""
-        from pytest_judgerel.llm.upstream import Bill, send_with_retries
-
         name = self._route(request)
         timeout = request.timeout if request.timeout is not None else self.settings.timeout
         in_process = is_in_process(request.model)
@@ -587,6 +594,7 @@ class Submitted:
 
     client: LLMClient
     future: Any
+    started: Any = None  # set on the loop thread once all its calls have started (or it ended)
 
     def result(self, return_exceptions: bool = False) -> list[Any]:
         """The batch's results in input order (waiting for them; the wait counts in
@@ -597,16 +605,51 @@ class Submitted:
         try:
             results = self.future.result()
         except BaseException:
-            self.future.cancel()
+            self.cancel()
             raise
         finally:
             self.client.stats.wall_time += time.perf_counter() - start
         return self.client._finish(results, return_exceptions)
 
     def cancel(self) -> None:
-        """Stop what is still waiting (answers already paid for are still stored)."""
+        """Stop what is still waiting: no call of the batch starts after this (the calls in flight
+        finish, and their answers, already paid for, are stored)."""
         if self.future is not None:
             self.future.cancel()
+            if self.started is not None:  # a batch that never ran would leave one submitted after it waiting
+                _runtime().loop.call_soon_threadsafe(self.started.set)
+
+
+async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bool, keyed: list[Any],
+                     results: list[Any], waiting: Sequence[int], started: Any = None) -> None:
+    """:meth:`LLMClient._gather`'s second step: the requests at ``waiting`` served by as many workers
+    as calls may be in flight (``max_concurrency``), each taking the next request when it is done,
+    their answers or errors put in ``results``; ``started`` is set once no request is left to take.
+    The workers are shielded: when the batch is cancelled no worker takes another request, and the
+    calls already started finish and are stored (paid for)."""
+    todo = iter(waiting)
+    stop = False
+    progress = client.progress
+
+    async def worker() -> None:
+        for i in todo:
+            if stop:
+                return
+            try:
+                results[i] = await (client._serve(batch[i], fresh, keyed[i]) if progress is None
+                                    else client._serve_reporting(batch[i], progress, fresh, keyed[i]))
+            except Exception as exc:
+                results[i] = exc
+        if started is not None:
+            started.set()
+
+    workers = min(len(waiting), client.settings.max_concurrency)
+    job = asyncio.ensure_future(worker()) if workers == 1 else asyncio.gather(*(worker() for _ in range(workers)))
+    try:
+        await asyncio.shield(job)
+    except asyncio.CancelledError:
+        stop = True
+        raise
 
 
 def _keyed(request: LLMRequest) -> tuple[dict, str]:

@@ -10,7 +10,11 @@ import os
 from typing import Any
 
 from pytest_judgerel.errors import LLMCallError
+from pytest_judgerel.llm.prices import call_cost
+from pytest_judgerel.llm.retry import EmptyResponseError
+from pytest_judgerel.llm.runtime import deadline
 from pytest_judgerel.llm.transport import PLACEHOLDER_KEY, PreparedCall, Reply, missing_key_error
+from pytest_judgerel.llm.wire import WIRE_PROVIDERS, WireTransport
 
 __all__ = ["HTTPTransport"]
 
@@ -24,8 +28,6 @@ class HTTPTransport:
         self._wire: Any = None  # the pooled HTTP client, on first use
 
     def prepare(self, request: Any, key: str, timeout: float) -> PreparedCall:
-        from pytest_judgerel.llm.wire import WIRE_PROVIDERS, WireTransport
-
         variable = WIRE_PROVIDERS[request.model.partition("/")[0]]
 
         def hint() -> str:
@@ -51,10 +53,6 @@ class HTTPTransport:
         call = wire.prepare(request, api_key)
 
         async def send(attempt: int) -> Reply:
-            from pytest_judgerel.llm.prices import call_cost
-            from pytest_judgerel.llm.retry import EmptyResponseError
-            from pytest_judgerel.llm.runtime import deadline
-
             async with deadline(timeout * 1.5 + 5.0):  # the wire's timeout is per read, this one per call
                 reply = await wire.send(call, timeout)
             if not isinstance(reply.text, str) or not reply.text.strip():

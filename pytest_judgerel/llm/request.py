@@ -18,6 +18,8 @@ from pytest_judgerel.errors import ConfigError
 __all__ = ["LLMRequest", "LLMResponse"]
 
 _VALID_ROLES = frozenset({"system", "user", "assistant", "tool", "developer", "function"})
+# LLMRequest fields (and streaming options) that extra_params may not set
+_RESERVED = frozenset({"model", "messages", "api_key", "api_base", "timeout", "metadata", "stream", "n"})
 
 
 def _freeze_messages(messages: Any) -> tuple[dict[str, Any], ...]:
@@ -114,8 +116,7 @@ class LLMRequest:
             raise ConfigError(f"LLMRequest.grammar must be GBNF text (str), got {type(self.grammar).__name__}")
         if type(self.extra_params) is not dict and not isinstance(self.extra_params, Mapping):
             raise ConfigError("LLMRequest.extra_params must be a dict of extra sampling parameters")
-        reserved = {"model", "messages", "api_key", "api_base", "timeout", "metadata", "stream", "n"}
-        bad = reserved.intersection(self.extra_params)
+        bad = _RESERVED.intersection(self.extra_params) if self.extra_params else None
         if bad:
             raise ConfigError(f"LLMRequest.extra_params may not set {sorted(bad)}: use the dedicated fields")
         if type(self.metadata) is not dict and not isinstance(self.metadata, Mapping):

@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_judgerel.errors import LLMCallError
 from pytest_judgerel.llm.request import LLMResponse
+from pytest_judgerel.llm.runtime import runtime
 
 __all__ = ["send_with_retries", "Bill"]
 
@@ -60,16 +61,18 @@ async def send_with_retries(call: Any, request: Any, key: str, settings: Any, po
     """The answer of ``call`` (attempts up to ``settings.max_attempts``); an :class:`LLMCallError`
     naming the status, the attempts and the test when it gives up (the key hint on an auth failure).
     ``bill``: the budget each attempt is reserved in (within the concurrency bound) and settled with."""
-    from pytest_judgerel.llm.runtime import runtime
-
     bill = bill or Bill()
     loop_runtime = runtime()
     attempt = 0
     while True:
         attempt += 1
-        await loop_runtime.rate_limit(settings.rpm)
+        if settings.rpm is not None:
+            await loop_runtime.rate_limit(settings.rpm)
         async with loop_runtime.semaphore(settings.max_concurrency):
-            await bill.reserve(request, stats)  # the request past the cap raises here, nothing sent
+            if bill.budget is not None:
+                await bill.reserve(request, stats)  # the request past the cap raises here, nothing sent
+            else:
+                bill.sent += 1
             cost = 0.0
             started = time.perf_counter()
             try:

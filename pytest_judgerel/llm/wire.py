@@ -24,6 +24,7 @@ In-process models (``local/...``, ``scripted/...``) have no wire and always run 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -194,10 +195,9 @@ class WireTransport:
         self._headers: dict[str, dict[str, str]] = {}
         self._targets: dict[str, tuple[Any, Any, Any]] = {}  # url -> (yarl URL, proxy, proxy auth)
         self._timeouts: dict[float, Any] = {}
+        self._timeout_type: Any = None  # aiohttp.ClientTimeout, once aiohttp is imported
 
     def _http(self) -> Any:
-        import asyncio
-
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             import aiohttp
@@ -210,6 +210,7 @@ class WireTransport:
             verify = os.environ.get("SSL_VERIFY", "").strip().lower() not in ("false", "0", "no", "off")
             connector = aiohttp.TCPConnector(limit=0, ssl=verify)
             self._client = aiohttp.ClientSession(connector=connector)
+            self._timeout_type = aiohttp.ClientTimeout
             self._loop = loop
             self._targets = {}
         return self._client
@@ -262,13 +263,11 @@ class WireTransport:
 
     async def send(self, call: "WireCall", timeout: float) -> WireReply:
         """One exchange: POST the body, raise :class:`WireHTTPError` on an error status, parse the reply."""
-        import aiohttp
-
+        session = self._http()
         # per operation (connecting, each read of the socket); the caller bounds the whole call
         limits = self._timeouts.get(timeout)
         if limits is None:
-            limits = self._timeouts[timeout] = aiohttp.ClientTimeout(total=None, connect=timeout, sock_read=timeout)
-        session = self._http()
+            limits = self._timeouts[timeout] = self._timeout_type(total=None, connect=timeout, sock_read=timeout)
         url, proxy, proxy_auth = self.target(call.url)
         async with session.post(url, data=call.content, headers=call.headers, timeout=limits, proxy=proxy,
                                 proxy_auth=proxy_auth) as response:
@@ -293,8 +292,6 @@ class WireTransport:
         self._client = None
         if client is None or loop is None:
             return
-        import asyncio
-
         if loop.is_closed() or not loop.is_running():
             _drop(client)
             return

@@ -36,6 +36,8 @@ Batches:
   session's other new tests were merged, and measured on the suite with those tests.
 * ``5``: 26 bugs in :mod:`held_out_batch5` (pairwise gates, juries, verdict agreement, the noise
   allowance), written from the package code only and committed before they were measured.
+* ``6``: 10 bugs in :mod:`held_out_batch6` (the call path's batch workers, chunk cancel, single
+  flight, spliced key and entry JSON, bare-number replies), written and committed the same way.
 
     python tools/mutation/held_out_mutants.py                 # every batch
     python tools/mutation/held_out_mutants.py --batch 2 --jobs 2
@@ -70,7 +72,7 @@ PKG = "pytest_judgerel/"
 MODULES: dict[str, list[str]] = {
     "wire": ["llm/wire.py", "llm/http_transport.py"],
     "retry": ["llm/retry.py", "llm/upstream.py"],
-    "cache": ["llm/write_behind.py", "llm/client.py"],
+    "cache": ["llm/write_behind.py", "llm/client.py", "llm/backend.py", "llm/keys.py"],
     "prices": ["llm/prices.py", "llm/http_transport.py", "llm/upstream.py"],
     "gates": ["gates/conclusion.py", "gates/common.py"],
     "settings": ["llm/settings.py", "session/context.py", "session/settings.py"],
@@ -82,6 +84,7 @@ MODULES: dict[str, list[str]] = {
     "jury": ["stats/jury.py"],
     "agreement": ["stats/verdict_agreement.py"],
     "noise": ["stats/noise_allowance.py"],
+    "parsing": ["judging/parsing.py"],
 }
 
 #: The whole relevant test set of each kind (issue 31): every test file that is about the kind's
@@ -106,8 +109,9 @@ TESTS: dict[str, list[str]] = {
     "wire": _LLM_COMMON + ["tests/test_llm_providers.py", "tests/test_robust_faults.py", "tests/test_endpoint.py",
                            "tests/test_llm_client.py"],
     "retry": _LLM_COMMON + ["tests/test_robust_faults.py", "tests/test_llm_client.py"],
-    "cache": _LLM_COMMON + ["tests/test_llm_multiprocess.py", "tests/test_dry_run_budget.py",
-                            "tests/test_llm_redis.py", "tests/test_llm_client.py"],
+    "cache": _LLM_COMMON + ["tests/test_llm_keys.py", "tests/test_cache_layout.py", "tests/test_llm_multiprocess.py",
+                            "tests/test_dry_run_budget.py", "tests/test_llm_redis.py", "tests/test_llm_client.py",
+                            "tests/test_judge.py"],
     "prices": _LLM_COMMON + ["tests/test_dry_run_budget.py", "tests/test_llm_client.py"],
     "gates": ["tests/test_mutants_gates.py", "tests/test_gate_conclusion.py", "tests/test_assertions.py",
               "tests/test_records.py", "tests/test_sequential_failure_records.py", "tests/test_probe_assertions.py",
@@ -132,6 +136,9 @@ TESTS: dict[str, list[str]] = {
     "jury": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py", "tests/test_fixtures.py"],
     "agreement": ["tests/test_stats_pairwise.py", "tests/test_pairwise_gates.py"],
     "noise": ["tests/test_injection_flip_rule.py", "tests/test_injection_probe.py"],
+    # batch 6: the cache set above plus the key and entry-layout files (the kind now spans llm/backend.py
+    # and llm/keys.py) and the judge's run in chunks; the parser's own files
+    "parsing": ["tests/test_parsing.py", "tests/test_robust_parsers.py"],
 }
 
 
@@ -526,6 +533,11 @@ from held_out_batch5 import BATCH5  # noqa: E402
 
 BUGS += [bug(id_, 5, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH5]
 
+# batch 6: the call path's new code (held_out_batch6.py)
+from held_out_batch6 import BATCH6  # noqa: E402
+
+BUGS += [bug(id_, 6, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH6]
+
 #: bugs considered and left out because no input can tell them from the original (each with why)
 DROPPED_EQUIVALENT = {
     "retry: 'ConnectError' dropped from the connection names": "httpx.ConnectError subclasses NetworkError, "
@@ -741,7 +753,7 @@ def report(results: list[Outcome], label: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5), help="one batch (default: every batch)")
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6), help="one batch (default: every batch)")
     ap.add_argument("--only", help="comma-separated bug ids")
     ap.add_argument("--jobs", type=int, default=1, help="bugs measured at once (each in its own copy)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")

@@ -269,3 +269,37 @@ def test_a_dry_run_plans_a_repeated_request_once_and_counts_the_repeat_as_a_hit(
     assert server.log == []  # nothing sent
     assert (first.cached, again.cached, other.cached) == (False, True, False)
     assert (stats.planned, stats.misses, stats.hits) == (2, 2, 1)
+
+
+# ---------------------------------------------------------------- batch 6 (tools/mutation/held_out_batch6.py)
+def test_identical_requests_waiting_on_a_failed_call_each_get_its_error(tmp_path):
+    """K04: two identical requests in one batch make one call (single flight); it fails for good
+    (HTTP 500, one attempt), and both get that error, not a cancellation."""
+    from pytest_judgerel.testing import FakeLLMServer, FaultPlan
+
+    with FakeLLMServer(latency=0.2, faults=FaultPlan(schedule={0: "500"})) as srv:
+        with LLMClient(LLMSettings(cache_dir=str(tmp_path / "c"), max_attempts=1, max_concurrency=4)) as client:
+            request = _request(srv.url, "rate this: 3")
+            results = client.complete_many([request, request], return_exceptions=True)
+        assert srv.requests == 1
+    assert all(isinstance(r, LLMCallError) and "500" in str(r) for r in results), results
+
+
+def test_a_batch_cancelled_before_it_ran_starts_no_call_and_does_not_hold_back_the_next(tmp_path):
+    """With the loop busy, batch 1 is submitted and cancelled before it starts, and batch 2 was
+    submitted to start after it: batch 1 sends nothing (its workers see the cancel before taking a
+    request), and batch 2 still runs."""
+    from pytest_judgerel.llm.runtime import runtime
+    from pytest_judgerel.testing import FakeLLMServer
+
+    with FakeLLMServer(latency=0.0) as srv:
+        with LLMClient(LLMSettings(cache_mode="off", max_concurrency=4)) as client:
+            client.complete(_request(srv.url, "warm the loop up"))
+            runtime().loop.call_soon_threadsafe(time.sleep, 0.5)  # the loop thread is busy meanwhile
+            first = client.submit_many([_request(srv.url, f"first {k}") for k in range(6)])
+            second = client.submit_many([_request(srv.url, "second")], after=first)
+            first.cancel()
+            answers = second.future.result(timeout=10)
+            assert len(answers) == 1 and answers[0].text
+            time.sleep(0.2)
+        assert srv.requests == 2  # the warm-up and the second batch: the first started no call

@@ -316,8 +316,9 @@ class LLMClient:
             raise ConfigError("LLMClient.complete_many was called from inside the LLM loop thread "
                               "(e.g. from a scripted model); use 'await client.acomplete_many(...)'")
         started = asyncio.Event()  # bound to the loop thread's loop when first waited for
+        halt = threading.Event()  # set by Submitted.cancel: no call of the batch starts after it
         prior = after.started if after is not None else None
-        return Submitted(self, runtime.submit(self._run_batch(batch, fresh, started, prior)), started)
+        return Submitted(self, runtime.submit(self._run_batch(batch, fresh, started, prior, halt)), started, halt)
 
     async def acomplete_many(self, requests: Iterable[LLMRequest], *, return_exceptions: bool = False,
                              fresh: bool = False) -> list[Any]:
@@ -376,13 +377,13 @@ class LLMClient:
         return list(results)
 
     async def _run_batch(self, batch: Sequence[LLMRequest], fresh: bool = False, started: Any = None,
-                         prior: Any = None) -> list[Any]:
+                         prior: Any = None, halt: threading.Event | None = None) -> list[Any]:
         """Serve a batch; its answers are stored before it returns.  An answer that could not be
         stored becomes that request's error (raised by ``_finish`` unless ``return_exceptions``).
-        ``started`` (an event) is set once every call of the batch has started, or the batch ended;
-        ``prior``: the event of the batch to wait for before starting any call."""
+        ``started`` is set once every call of the batch has started, or the batch ended; ``prior``: the
+        event of the batch to wait for first; ``halt``: once set, no further call of the batch starts."""
         try:
-            results = await self._gather(batch, fresh, started, prior)
+            results = await self._gather(batch, fresh, started, prior, halt)
         finally:
             if started is not None:
                 started.set()
@@ -398,7 +399,7 @@ class LLMClient:
         return results
 
     async def _gather(self, batch: Sequence[LLMRequest], fresh: bool, started: Any = None,
-                      prior: Any = None) -> list[Any]:
+                      prior: Any = None, halt: threading.Event | None = None) -> list[Any]:
         """Every request's answer or error, in order: with the cache on, the batch's stored answers are
         read in one go and served here; only the others become tasks (:meth:`_serve`)."""
         progress = self.progress
@@ -414,7 +415,7 @@ class LLMClient:
         if waiting:
             if prior is not None:
                 await prior.wait()
-            await _serve_all(self, batch, fresh, keyed, results, waiting, started)
+            await _serve_all(self, batch, fresh, keyed, results, waiting, started, halt)
         return results
 
     async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
@@ -595,6 +596,7 @@ class Submitted:
     client: LLMClient
     future: Any
     started: Any = None  # set on the loop thread once all its calls have started (or it ended)
+    halt: Any = None  # a threading.Event: once set, no further call of the batch starts
 
     def result(self, return_exceptions: bool = False) -> list[Any]:
         """The batch's results in input order (waiting for them; the wait counts in
@@ -615,25 +617,28 @@ class Submitted:
         """Stop what is still waiting: no call of the batch starts after this (the calls in flight
         finish, and their answers, already paid for, are stored)."""
         if self.future is not None:
+            if self.halt is not None:  # before the cancel reaches the loop: workers already running stop taking
+                self.halt.set()
             self.future.cancel()
             if self.started is not None:  # a batch that never ran would leave one submitted after it waiting
                 _runtime().loop.call_soon_threadsafe(self.started.set)
 
 
 async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bool, keyed: list[Any],
-                     results: list[Any], waiting: Sequence[int], started: Any = None) -> None:
+                     results: list[Any], waiting: Sequence[int], started: Any = None,
+                     halt: threading.Event | None = None) -> None:
     """:meth:`LLMClient._gather`'s second step: the requests at ``waiting`` served by as many workers
     as calls may be in flight (``max_concurrency``), each taking the next request when it is done,
     their answers or errors put in ``results``; ``started`` is set once no request is left to take.
-    The workers are shielded: when the batch is cancelled no worker takes another request, and the
-    calls already started finish and are stored (paid for)."""
+    The workers are shielded: once ``halt`` is set or the batch is cancelled no worker takes another
+    request, and the calls already started finish and are stored (paid for)."""
     todo = iter(waiting)
-    stop = False
+    halt = threading.Event() if halt is None else halt
     progress = client.progress
 
     async def worker() -> None:
         for i in todo:
-            if stop:
+            if halt.is_set():
                 return
             try:
                 results[i] = await (client._serve(batch[i], fresh, keyed[i]) if progress is None
@@ -648,7 +653,7 @@ async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bo
     try:
         await asyncio.shield(job)
     except asyncio.CancelledError:
-        stop = True
+        halt.set()
         raise
 
 

@@ -619,9 +619,7 @@ class Submitted:
         if self.future is not None:
             if self.halt is not None:  # before the cancel reaches the loop: workers already running stop taking
                 self.halt.set()
-            self.future.cancel()
-            if self.started is not None:  # a batch that never ran would leave one submitted after it waiting
-                _runtime().loop.call_soon_threadsafe(self.started.set)
+            self.future.cancel()  # the batch's own ``finally`` sets ``started`` (its first step always runs)
 
 
 async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bool, keyed: list[Any],

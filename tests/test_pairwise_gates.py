@@ -33,12 +33,18 @@ def _right(question: str, answer: str) -> bool:
     return answer.strip().endswith(f"= {a + b}.")
 
 
-def script(request) -> str:
-    """The judge: checks both sums; on questions about 7 it prefers the first answer (position bias)."""
+def shown(request) -> tuple[str, str, str]:
+    """The question and the answers shown as A and B in a pairwise prompt."""
     text = request.messages[-1]["content"]
     question = re.search(r"\[Question\]\n(.*?)\n", text).group(1)
     first = re.search(r"\[Assistant A's answer begins\]\n(.*?)\n\[", text, re.S).group(1)
     second = re.search(r"\[Assistant B's answer begins\]\n(.*?)\n\[", text, re.S).group(1)
+    return question, first, second
+
+
+def script(request) -> str:
+    """The judge: checks both sums; on questions about 7 it prefers the first answer (position bias)."""
+    question, first, second = shown(request)
     if " 7 " in question:
         return "Assistant A answers first and well.\n[[A]]"
     ok_a, ok_b = _right(question, first), _right(question, second)

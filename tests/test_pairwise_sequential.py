@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 
 import numpy as np
 import pytest
 
 from reported_run import run_reported
+from test_pairwise_gates import _right, shown
 from pytest_judgerel.stats.pairwise import win_rate
 from pytest_judgerel.stats.sequential_pairwise import (COMPARISON_FIRST, comparison_schedule, COMPARISON_EPS_FAIL, COMPARISON_EPS_PASS,
                                                        comparison_sequential_look, expected_comparison_share)
@@ -80,17 +80,9 @@ def test_the_expected_share_is_below_the_cap_and_smaller_far_from_the_threshold(
 
 
 # ---------------------------------------------------------------------------- end to end
-def _right(question: str, answer: str) -> bool:
-    a, b = map(int, re.findall(r"\d+", question)[:2])
-    return answer.strip().endswith(f"= {a + b}.")
-
-
 def script(request) -> str:
-    """The judge checks both sums; a right one beats a wrong one, two right ones tie."""
-    text = request.messages[-1]["content"]
-    question = re.search(r"\[Question\]\n(.*?)\n", text).group(1)
-    first = re.search(r"\[Assistant A's answer begins\]\n(.*?)\n\[", text, re.S).group(1)
-    second = re.search(r"\[Assistant B's answer begins\]\n(.*?)\n\[", text, re.S).group(1)
+    """The judge checks both sums; a right one beats a wrong one, two right ones tie (no position bias)."""
+    question, first, second = shown(request)
     ok_a, ok_b = _right(question, first), _right(question, second)
     if ok_a == ok_b:
         return "Both answers are equally correct.\n[[C]]"

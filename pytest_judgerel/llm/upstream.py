@@ -28,17 +28,16 @@ class Bill:
         self.sent = 0
 
     async def reserve(self, request: Any, stats: Any) -> None:
-        """Reserve an attempt's place; a refusal ends the call (counted as refused, nothing sent)."""
-        if self.budget is not None:
-            from pytest_judgerel.errors import BudgetExceededError
+        """Reserve an attempt's place in the ``budget`` (set); a refusal ends the call (counted as
+        refused, nothing sent)."""
+        from pytest_judgerel.errors import BudgetExceededError
 
-            try:
-                await self.budget.reserve(request, self.worst)
-            except BudgetExceededError:
-                stats.errors += 1
-                stats.refused += 1
-                raise
-        self.sent += 1
+        try:
+            await self.budget.reserve(request, self.worst)
+        except BudgetExceededError:
+            stats.errors += 1
+            stats.refused += 1
+            raise
 
     def settle(self, cost: float) -> None:
         if self.budget is not None:
@@ -71,8 +70,7 @@ async def send_with_retries(call: Any, request: Any, key: str, settings: Any, po
         async with loop_runtime.semaphore(settings.max_concurrency):
             if bill.budget is not None:
                 await bill.reserve(request, stats)  # the request past the cap raises here, nothing sent
-            else:
-                bill.sent += 1
+            bill.sent += 1
             cost = 0.0
             started = time.perf_counter()
             try:

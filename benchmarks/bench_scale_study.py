@@ -9,7 +9,9 @@ the prompt), ``api_key="sk-bench"``, a fresh temporary cache in record mode, ``m
 
 Anchors, measured in this run on ``--sample`` of the study's own request bodies: raw
 ``aiohttp.ClientSession`` at concurrency 16, 64 and 256 (the wire's CPU floor per call; raw
-``httpx.AsyncClient`` shown beside it, on 500 of them: its CPU per call grows with concurrency).  Goals:
+``httpx.AsyncClient`` shown beside it, on 500 of them: its CPU per call grows with concurrency), and at the
+study's concurrency record mode's floor on the same calls (``benchmarks.harness.record_floor``: what the
+CPU goal leaves for the client's own work).  Goals:
   * wall <= 1.3x max(latency bound = calls / concurrency x latency, raw aiohttp CPU floor = calls x
     raw aiohttp CPU per call at the study's concurrency, on one core);
   * CPU per call <= 1.5x raw aiohttp's (record mode);
@@ -33,7 +35,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.harness
 
-from benchmarks.harness import profiling, servers  # noqa: E402
+from benchmarks.harness import profiling, record_floor, servers  # noqa: E402
 
 WALL_GOAL = 1.3
 CPU_GOAL = 1.5
@@ -53,18 +55,25 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def anchors(url: str, items: list[dict], models: list[str], sample: int) -> dict[int, dict[str, tuple[float, float]]]:
-    """{concurrency: {"aiohttp"/"httpx": (CPU s per call, wall s)}} on ``sample`` of the study's bodies."""
+def anchors(url: str, items: list[dict], models: list[str], sample: int,
+            study_conc: int) -> dict[int, dict[str, tuple[float, float]]]:
+    """{concurrency: {"aiohttp"/"httpx": (CPU s per call, wall s)}} on ``sample`` of the study's bodies, and
+    at ``study_conc`` also ``"floor"``: record mode's floor on those calls (``benchmarks.harness.record_floor``)."""
     from pytest_judgerel import Judge
     from pytest_judgerel.llm.wire import chat_body
 
-    bodies = []
+    requests = []
     for i in range(sample):
         probe = Judge(model=models[i % len(models)], template="stsb", api_base=url, api_key="sk-bench")
-        bodies.append(chat_body(probe._request(items[i % len(items)], scale=probe._judge_scale(SCALES[i % len(SCALES)]),
-                                               sample_index=i)))
-    return {conc: {"aiohttp": servers.raw_aiohttp_run(url, bodies, conc),
-                   "httpx": servers.raw_httpx_run(url, bodies[:500], conc)} for conc in ANCHOR_LEVELS}
+        requests.append(probe._request(items[i % len(items)], scale=probe._judge_scale(SCALES[i % len(SCALES)]),
+                                       sample_index=i))
+    bodies = [chat_body(request) for request in requests]
+    out = {conc: {"aiohttp": servers.raw_aiohttp_run(url, bodies, conc),
+                  "httpx": servers.raw_httpx_run(url, bodies[:500], conc)}
+           for conc in sorted({*ANCHOR_LEVELS, study_conc})}
+    with tempfile.TemporaryDirectory(prefix="judgerel-floor-") as cache:
+        out[study_conc]["floor"] = record_floor.record_floor_run(url, requests, study_conc, cache)
+    return out
 
 
 def run_study(url: str, items: list[dict], models: list[str], settings: object, repeats: int) -> tuple[float, float, object, int]:
@@ -106,7 +115,7 @@ def main() -> int:
         conc = args.concurrency
         items = study_items(args.items)
         models = [f"openai/judge-{j}" for j in range(args.judges)]
-        anchor = anchors(url, items, models, args.sample)
+        anchor = anchors(url, items, models, args.sample, args.concurrency)
         calls = args.items * len(SCALES) * args.judges * args.repeats
         with tempfile.TemporaryDirectory(prefix="judgerel-scale-study-") as cache:
             with LLMClient(LLMSettings(cache_mode="off", max_concurrency=conc)) as warm:  # imports, template, pool
@@ -145,7 +154,7 @@ def report(args: argparse.Namespace, calls: int, anchor: dict, study: tuple, rep
         print(f"    c={level:<4} raw aiohttp {row['aiohttp'][0] * 1000:6.3f} {row['aiohttp'][1]:6.2f}s "
               f"({row['aiohttp'][1] / (args.sample / level * args.latency):.2f}x)   "
               f"raw httpx {row['httpx'][0] * 1000:6.3f} {row['httpx'][1]:6.2f}s")
-    raw_cpu = anchor[conc]["aiohttp"][0] if conc in anchor else min(r["aiohttp"][0] for r in anchor.values())
+    raw_cpu, floor_cpu = anchor[conc]["aiohttp"][0], anchor[conc]["floor"][0]
     latency_bound = calls / conc * args.latency
     floor = calls * raw_cpu
     bound = max(latency_bound, floor)
@@ -174,6 +183,10 @@ def report(args: argparse.Namespace, calls: int, anchor: dict, study: tuple, rep
         verdict = "PASS" if ratio <= goal and ok_counts else "FAIL"
         ok = ok and verdict == "PASS"
         print(f"{name}: {ratio:.2f}x ({detail}) goal<={goal}x {verdict}")
+    print(f"scale_study_cpu_bound: record mode's floor (raw aiohttp plus the key, the lock and re-read and the stored "
+          f"entry, benchmarks/harness/record_floor.py) {floor_cpu / raw_cpu:.2f}x raw aiohttp at c={conc}; the study "
+          f"{cpu / calls / floor_cpu:.2f}x its floor; the goal leaves {CPU_GOAL - floor_cpu / raw_cpu:.2f}x of raw "
+          f"for the client's own work INFO")
     if profilers:
         profiling.print_thread_profiles(profilers, ("caller thread", "LLM loop thread"), calls, args.top)
     return 0 if ok else 1

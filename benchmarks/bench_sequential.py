@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the pr
 
 from benchmarks.harness.sequential_designs import (  # noqa: E402
     Cell,
+    IccDesign,
     draw_icc_designs,
     draw_rate_designs,
     fresh_shares,
@@ -253,8 +254,9 @@ def grade(icc: list[Cell], rate: list[Cell], refresh: Refresh | None = None) -> 
             lines += plan_lines(family, fam)
     if icc:
         lines += agreement_lines("icc, all", icc)
-        lines += calls_lines("icc caps >= 6", [c for c in icc if c.design.cap >= 6], 0.35, 0.50, refresh)
-        lines += calls_lines("icc caps 3-5", [c for c in icc if c.design.cap < 6], None, None)
+        caps = [(c, c.design.cap if isinstance(c.design, IccDesign) else 0) for c in icc]
+        lines += calls_lines("icc caps >= 6", [c for c, k in caps if k >= 6], 0.35, 0.50, refresh)
+        lines += calls_lines("icc caps 3-5", [c for c, k in caps if k < 6], None, None)
     if rate:
         lines += agreement_lines("pass rate, all", rate)
         lines += calls_lines("pass rate >= 150 items", [c for c in rate if c.design.n >= 150], 0.35, 0.45,
@@ -292,8 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.rate_only:
         print(f"ICC(A,1) gates: {args.icc_designs} designs drawn (seed {args.seed}), {args.icc_datasets} data sets per "
               f"truth, {args.icc_at_threshold} on the threshold; eps_pass {ICC_EPS_PASS:g}, eps_fail {ICC_EPS_FAIL:g}")
-        for design in draw_icc_designs(args.icc_designs, args.seed):
-            icc += icc_cells(design, args.icc_datasets, args.seed, plan=not args.no_plan,
+        for icc_design in draw_icc_designs(args.icc_designs, args.seed):
+            icc += icc_cells(icc_design, args.icc_datasets, args.seed, plan=not args.no_plan,
                              at_threshold=args.icc_at_threshold)
         design_table(icc)
     if not args.icc_only:

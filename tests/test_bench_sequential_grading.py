@@ -1,5 +1,6 @@
-"""The sequential benchmark grades an "any design" calls goal where the estimating floor is within it
-and bounds the other designs with an INFO line (benchmarks/bench_sequential.py, docs/concepts.md)."""
+"""The sequential benchmark grades an "any design" calls goal where the estimating floor is within it,
+on fresh data sets of the worst few, and bounds the other designs with an INFO line
+(benchmarks/bench_sequential.py, docs/concepts.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project root: benchmarks is not installed
 
-from benchmarks.bench_sequential import calls_lines, worst_lines  # noqa: E402
+from benchmarks.bench_sequential import FRESH_TOP, calls_lines, worst_lines  # noqa: E402
 from benchmarks.harness.sequential_designs import Cell, IccDesign  # noqa: E402
 
 
@@ -44,3 +45,36 @@ def test_calls_lines_grade_the_mean_on_every_clear_design() -> None:
     lines = calls_lines("icc caps >= 6", cells, 0.35, 0.50)
     mean = next(line for line in lines if line[0] == "sequential_calls_mean[icc caps >= 6]")
     assert "0.400 of the fixed calls over 2 clear designs" in mean[1] and mean[3] is False
+
+
+def test_any_design_is_graded_on_fresh_data_sets_of_the_worst_few():
+    """The worst designs are picked on the benchmark's data sets and graded on fresh ones: the largest
+    fresh mean of the FRESH_TOP candidates, not the selected maximum (the winner's curse)."""
+    cells = [_cell(0, 0.55, 0.45), _cell(1, 0.52, 0.45), _cell(2, 0.51, 0.45), _cell(3, 0.30, 0.30),
+             _cell(4, 0.90, 0.60)]
+    fresh = {0: [0.47, 0.47], 1: [0.49, 0.49], 2: [0.46, 0.46], 3: [0.99], 4: [0.99]}
+    asked: list[int] = []
+
+    def refresh(cell: Cell) -> list[float]:
+        asked.append(cell.design.index)
+        return fresh[cell.design.index]
+
+    graded = worst_lines("icc caps >= 6, 95% predictable", cells, 0.50, refresh)[0]
+    assert sorted(asked) == [0, 1, 2] and FRESH_TOP == 3  # the 3 worst within the floor, each once
+    assert graded[3] is True and graded[1].startswith("0.490 of the fixed calls on fresh data sets (2 per truth) "
+                                                      "at icc#1")
+    assert "icc#0 truth 0.700 0.550 -> 0.470" in graded[1] and "icc#1 truth 0.700 0.520 -> 0.490" in graded[1]
+    fresh[2] = [0.53]
+    assert worst_lines("x", cells, 0.50, refresh)[0][3] is False  # a candidate over the goal on fresh data fails
+
+
+def test_fresh_data_sets_are_new_draws_of_the_same_design_and_truth():
+    """fresh_shares: the same cell's calls on data sets independent of its own (another derived seed),
+    reproducible for a seed."""
+    from benchmarks.harness.sequential_designs import RateDesign, fresh_shares, rate_cells
+
+    design = RateDesign(0, 200, 0.7, 1.0, 1.0, "estimate")
+    cell = rate_cells(design, 200, 5, plan=False)[-1]  # truth 0.8, clear
+    again = fresh_shares(cell, 0, 200, 5)
+    assert again == fresh_shares(cell, 0, 200, 5) and again != cell.shares
+    assert abs(float(sum(again)) / 200 - float(sum(cell.shares)) / 200) < 0.05  # the same design and truth

@@ -32,6 +32,9 @@ from pytest_judgerel.stats.sequential import (
     ICC_EPS_PASS,
     PASS_RATE_EPS_FAIL,
     PASS_RATE_EPS_PASS,
+    LookSchedule,
+    PassRateCutoff,
+    SequentialLook,
     icc_sequential_look,
     pass_rate_cutoff,
     pass_rate_schedule,
@@ -44,6 +47,10 @@ SCALES = ((1, 5), (1, 7), (0, 10), (1, 10), (0, 100))
 NOISES = ("homoscedastic", "item-dependent", "offsets")
 ICC_OFFSETS = (-0.2, -0.1, 0.0, 0.1, 0.2)
 RATE_OFFSETS = (-0.1, -0.05, 0.0, 0.05, 0.1)
+FRESH_TAG = 11
+"""The last word of the fresh data sets' derived seeds (the cells' own streams end in 3 and 5)."""
+FRESH_MC_SEED = 100_000
+"""The ICC rule's Monte Carlo seeds on fresh data sets start here (the cells' own use 0, 1, ...)."""
 
 
 @dataclass(frozen=True)
@@ -258,7 +265,56 @@ def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = 400
     return cells
 
 
+def _fresh_rng(cell: Cell, seed: int) -> np.random.Generator:
+    """A stream independent of the cell's own data sets (a different derived seed: a tag the
+    benchmark's streams never use)."""
+    return np.random.default_rng([seed, cell.design.index, int(round(1000 * (cell.offset + 1))), FRESH_TAG])
+
+
+def fresh_icc_shares(cell: Cell, datasets: int, seed: int) -> list[float]:
+    """The calls share of ``datasets`` fresh data sets of an ICC cell (same design and truth, new
+    data and new Monte Carlo seeds): the estimate that was not used to pick the cell."""
+    design = cell.design
+    assert isinstance(design, IccDesign)
+    gen = IccGenerator(design)
+    rho = gen.latent_for(round(design.threshold + cell.offset, 3))
+    rng = _fresh_rng(cell, seed)
+    return [run_icc(gen.scores(rho, rng, design.n, design.cap), design, FRESH_MC_SEED + d)[0]
+            for d in range(datasets)]
+
+
 # ---------------------------------------------------------------------------- pass rate
+def _run_rate(verdicts: np.ndarray, design: RateDesign, cutoff: PassRateCutoff,
+              sched: LookSchedule) -> SequentialLook:
+    """The sequential pass-rate rule on one data set's verdicts: the look it stopped at."""
+    for m in sched.looks:
+        look = pass_rate_sequential_look(int(verdicts[:m].sum()), m, n_cap=design.n, min_rate=design.min_rate,
+                                         calibration=design.calibration, use=design.use, cutoff=cutoff,
+                                         schedule=sched)
+        if look.stopped:
+            return look
+    raise AssertionError("the cap always stops")  # pragma: no cover
+
+
+def fresh_rate_shares(cell: Cell, datasets: int, seed: int) -> list[float]:
+    """The calls share of ``datasets`` fresh data sets of a pass-rate cell (:func:`fresh_icc_shares`)."""
+    design = cell.design
+    assert isinstance(design, RateDesign)
+    cal = design.calibration
+    cutoff = pass_rate_cutoff(design.n, min_rate=design.min_rate, calibration=cal, use=design.use)
+    sched = pass_rate_schedule(design.n)
+    raw = cal.sensitivity * cell.truth + (1 - cal.specificity) * (1 - cell.truth)
+    rng = _fresh_rng(cell, seed)
+    return [_run_rate(rng.random(design.n) < raw, design, cutoff, sched).share_of_cap for _ in range(datasets)]
+
+
+def fresh_shares(cell: Cell, icc_datasets: int, rate_datasets: int, seed: int) -> list[float]:
+    """Fresh calls shares of any cell: ``icc_datasets`` or ``rate_datasets`` data sets."""
+    if isinstance(cell.design, IccDesign):
+        return fresh_icc_shares(cell, icc_datasets, seed)
+    return fresh_rate_shares(cell, rate_datasets, seed)
+
+
 def rate_cells(design: RateDesign, datasets: int, seed: int, plan: bool = True) -> list[Cell]:
     from scipy.stats import binom
 
@@ -280,12 +336,7 @@ def rate_cells(design: RateDesign, datasets: int, seed: int, plan: bool = True) 
         rng = np.random.default_rng([seed, design.index, t_i, 5])
         for _ in range(datasets):
             verdicts = rng.random(design.n) < raw
-            for m in sched.looks:
-                look = pass_rate_sequential_look(int(verdicts[:m].sum()), m, n_cap=design.n,
-                                                 min_rate=design.min_rate, calibration=cal, use=design.use,
-                                                 cutoff=cutoff, schedule=sched)
-                if look.stopped:
-                    break
+            look = _run_rate(verdicts, design, cutoff, sched)
             cell.shares.append(look.share_of_cap)
             cell.seq_pass.append(look.decision == "pass")
             cell.fixed_pass.append(int(verdicts.sum()) >= cutoff.count)

@@ -44,7 +44,7 @@ __all__ = [
     "human_mean_sequential_look",
     "ICC_EPS_PASS", "ICC_EPS_FAIL", "PASS_RATE_EPS_PASS", "PASS_RATE_EPS_FAIL",
     "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF", "ITEM_LOOK_MIN", "PASS_RATE_FIRST", "NOISE_PRIOR_DF",
-    "PROBE_SHARE", "PROBE_MIN",
+    "PROBE_SHARE", "PROBE_MIN", "PROBE_CANDIDATES",
 ]
 
 _USES = ("estimate", "ci_low")
@@ -79,6 +79,9 @@ PROBE_SHARE = 0.1
 ``cap - 1`` df instead of ``first - 1`` (``repeats_schedule``; ``docs/concepts.md``)."""
 PROBE_MIN = 5
 """The fewest items of the offsets probe."""
+PROBE_CANDIDATES = 64
+"""Draws of the offsets' variance from the observed repeats per simulated completion, reweighted by
+the offsets probe's likelihood (``_offsets_posterior``)."""
 PASS_RATE_FIRST = 20
 """Items judged before the pass-rate gate's first look (``pass_rate_schedule``)."""
 N_SIM = 400
@@ -449,22 +452,56 @@ class _OffsetsPosterior:
                 - self.common[:, None] * rng.standard_normal((n_sim, 1)))
 
 
+def _probe_evidence(probe: np.ndarray, r: int) -> tuple[float, int]:
+    """(SS, df) of what the offsets probe adds on the repeats' offsets: the deviations of its columns
+    ``r + 1..k`` (not drawn yet on the other items) among themselves, and the contrast of their mean
+    with the mean of its first ``r`` columns; ``SS ~ (s_e + m s_b) chi2(k - r)`` (m probe items), and
+    orthogonal to the observed items' column deviations (the data of the all-items posterior)."""
+    m, k = probe.shape
+    cp = probe.mean(axis=0)
+    new = cp[r:]
+    contrast = float(new.mean() - cp[:r].mean())
+    ss = m * float(((new - new.mean()) ** 2).sum()) + m * contrast ** 2 / (1 / r + 1 / (k - r))
+    return ss, k - r
+
+
+def _probe_reweighted(ems: np.ndarray, s_e: np.ndarray, n: int, m: int, ss: float, df: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """One ``s_b`` per row of ``ems`` (rows: simulations, columns: draws of the all-items posterior of
+    ``EMS_c``), resampled with weights ``w ~ (s_e + m s_b)^(-df/2) exp(-SS / (2 (s_e + m s_b)))``, the
+    probe's likelihood (:func:`_probe_evidence`): sampling-importance-resampling from the posterior
+    given the observed repeats and the probe together (Rubin 1988, *Bayesian Statistics 3*)."""
+    s_b = np.maximum(0.0, (ems - s_e[:, None]) / n)
+    var = s_e[:, None] + m * s_b
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        logw = -0.5 * df * np.log(var) - ss / (2 * var)
+    logw = np.where(np.isfinite(logw), logw, -np.inf)
+    top = logw.max(axis=1, keepdims=True)
+    w = np.exp(logw - np.where(np.isfinite(top), top, 0.0))
+    total = w.sum(axis=1, keepdims=True)
+    w = np.where(total > 0, w / np.where(total > 0, total, 1.0), 1.0 / w.shape[1])
+    pick = np.minimum((w.cumsum(axis=1) < rng.random((w.shape[0], 1))).sum(axis=1), w.shape[1] - 1)
+    return s_b[np.arange(s_b.shape[0]), pick]
+
+
 def _offsets_posterior(ssc: float, n: int, r: int, cap: int, s_e: np.ndarray, prior_df: float,
                        rng: np.random.Generator, probe: np.ndarray | None) -> _OffsetsPosterior:
     """``b_j ~ N(0, s_b)`` with ``s_b`` from :func:`_offsets_mean_square` on the repeats' ``SS_c``
     (``r - 1`` df).  With the offsets ``probe`` (complete items x every repeat of the cap) ``s_b``
-    comes from the probe's column means (``cap - 1`` df) and each offset to come from its column's
-    deviation ``d_j``, shrunk: ``N(B d_j, B (1 + 1/r) s_e / m)``, ``B = s_b / (s_b + s_e / m)``
-    (normal-normal posterior, m probe items)."""
+    is drawn from the posterior given both: :data:`PROBE_CANDIDATES` draws of the all-items
+    posterior per simulation, reweighted by the probe's likelihood (``cap - r`` df,
+    :func:`_probe_reweighted`); each offset to come is its probe column's deviation ``d_j``, shrunk:
+    ``N(B d_j, B (1 + 1/r) s_e / m)``, ``B = s_b / (s_b + s_e / m)`` (normal-normal, m probe items)."""
     if probe is None:
         s_b = np.maximum(0.0, (_offsets_mean_square(ssc, r - 1, s_e, prior_df, rng) - s_e) / n)
         return _OffsetsPosterior(s_b, 0.0, np.sqrt(s_b), np.sqrt(s_b / r))
     k = probe.shape[0]
-    cp = probe.mean(axis=0)
-    ssc_p = k * float(((cp - cp.mean()) ** 2).sum())
-    s_b = np.maximum(0.0, (_offsets_mean_square(ssc_p, cap - 1, s_e, prior_df, rng) - s_e) / k)
+    ss, df = _probe_evidence(probe, r)
+    ems = _offsets_mean_square(ssc, r - 1, np.repeat(s_e, PROBE_CANDIDATES), prior_df, rng)
+    s_b = _probe_reweighted(ems.reshape(s_e.size, PROBE_CANDIDATES), s_e, n, k, ss, df, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
         shrink = np.where(s_b > 0, s_b / (s_b + s_e / k), 0.0)
+    cp = probe.mean(axis=0)
     d = cp[r:] - cp[:r].mean()
     return _OffsetsPosterior(s_b, shrink[:, None] * d[None, :], np.sqrt(shrink * (1 + 1 / r) * s_e / k),
                              np.zeros(s_b.size))

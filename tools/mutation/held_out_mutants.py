@@ -85,6 +85,7 @@ MODULES: dict[str, list[str]] = {
     "agreement": ["stats/verdict_agreement.py"],
     "noise": ["stats/noise_allowance.py"],
     "parsing": ["judging/parsing.py"],
+    "sequential": ["stats/sequential.py"],
 }
 
 #: The whole relevant test set of each kind (issue 31): every test file that is about the kind's
@@ -139,6 +140,13 @@ TESTS: dict[str, list[str]] = {
     # batch 6: the cache set above plus the key and entry-layout files (the kind now spans llm/backend.py
     # and llm/keys.py) and the judge's run in chunks; the parser's own files
     "parsing": ["tests/test_parsing.py", "tests/test_robust_parsers.py"],
+    # batch 7: every test file that imports stats.sequential or runs a sequential gate (grep for
+    # stats.sequential / icc_sequential_look / sequential_plan / --judgerel-sequential), chosen after the
+    # bugs were committed; the fast unit files first
+    "sequential": ["tests/test_sequential_probe_posterior.py", "tests/test_stats_sequential.py",
+                   "tests/test_sequential_rules.py", "tests/test_sequential_stop_levels.py",
+                   "tests/test_sequential_offset_prior.py", "tests/test_sequential_gates.py",
+                   "tests/test_sequential_loopback.py", "tests/test_pairwise_sequential.py"],
 }
 
 
@@ -538,6 +546,11 @@ from held_out_batch6 import BATCH6  # noqa: E402
 
 BUGS += [bug(id_, 6, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH6]
 
+# batch 7: the ICC rule's offsets posterior given the probe and the repeats (held_out_batch7.py)
+from held_out_batch7 import BATCH7  # noqa: E402
+
+BUGS += [bug(id_, 7, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH7]
+
 #: bugs considered and left out because no input can tell them from the original (each with why)
 DROPPED_EQUIVALENT = {
     "retry: 'ConnectError' dropped from the connection names": "httpx.ConnectError subclasses NetworkError, "
@@ -757,7 +770,7 @@ def report(results: list[Outcome], label: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6), help="one batch (default: every batch)")
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7), help="one batch (default: every batch)")
     ap.add_argument("--only", help="comma-separated bug ids")
     ap.add_argument("--jobs", type=int, default=1, help="bugs measured at once (each in its own copy)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")

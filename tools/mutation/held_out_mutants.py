@@ -143,9 +143,10 @@ TESTS: dict[str, list[str]] = {
     # batch 7: every test file that imports stats.sequential or runs a sequential gate (grep for
     # stats.sequential / icc_sequential_look / sequential_plan / --judgerel-sequential), chosen after the
     # bugs were committed; the fast unit files first
-    "sequential": ["tests/test_sequential_probe_posterior.py", "tests/test_stats_sequential.py",
-                   "tests/test_sequential_rules.py", "tests/test_sequential_stop_levels.py",
-                   "tests/test_sequential_offset_prior.py", "tests/test_sequential_gates.py",
+    "sequential": ["tests/test_mutants_sequential.py", "tests/test_sequential_probe_posterior.py",
+                   "tests/test_stats_sequential.py", "tests/test_sequential_rules.py",
+                   "tests/test_sequential_stop_levels.py", "tests/test_sequential_offset_prior.py",
+                   "tests/test_sequential_gates.py",
                    "tests/test_sequential_loopback.py", "tests/test_pairwise_sequential.py"],
 }
 

@@ -58,7 +58,8 @@ class CacheBackend:
     """What the client needs from a cache store.  Values are JSON-able dicts.
 
     Implement ``get``, ``set``, ``delete``, ``iter_entries``, ``key_lock`` and
-    ``close``; ``get_many``/``set_many``/``incr_stats``/``read_stats``/``size_bytes`` are optional.
+    ``close``; ``get_many``/``set_many``/``incr_stats``/``read_stats``/``size_bytes`` and
+    ``store_mark``/``stored_since`` are optional.
     """
 
     def get(self, key: str) -> dict | None:  # pragma: no cover - interface
@@ -88,6 +89,16 @@ class CacheBackend:
         """Store several entries (a backend that can groups them in one transaction or round trip)."""
         for key, entry in entries.items():
             self.set(key, entry)
+
+    def store_mark(self) -> Any:
+        """A mark of what is stored now, for :meth:`stored_since`; None where the backend keeps none."""
+        return None
+
+    def stored_since(self, mark: Any, key: str) -> bool:
+        """Whether ``key`` can have been stored since ``mark`` (:meth:`store_mark`'s value).  False only
+        when it cannot: then a read made after the mark that missed ``key`` still stands, and single
+        flight need not read it again under its lock.  The default: always True."""
+        return True
 
     def incr_stats(self, hits: int, misses: int) -> None:
         return None

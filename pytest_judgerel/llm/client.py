@@ -419,7 +419,7 @@ class LLMClient:
         return results
 
     async def _serve_reporting(self, request: LLMRequest, progress: Any, fresh: bool,
-                               keyed: tuple[dict, str] | None = None) -> LLMResponse:
+                               keyed: tuple[dict, str, Any] | None = None) -> LLMResponse:
         """``_serve`` plus a progress tick (calls done, hit rate) for the terminal."""
         try:
             response = await self._serve(request, fresh, keyed)
@@ -437,13 +437,13 @@ class LLMClient:
         return True
 
     async def _serve(self, request: LLMRequest, fresh: bool = False,
-                     keyed: tuple[dict, str] | None = None) -> LLMResponse:
-        """One request's answer.  ``keyed``: its keyed fields and key, when the batch already found
-        nothing stored for it (:func:`_answer_hits`)."""
+                     keyed: tuple[dict, str, Any] | None = None) -> LLMResponse:
+        """One request's answer.  ``keyed``: its keyed fields, key and the cache's store mark, when the
+        batch already found nothing stored for it (:func:`_answer_hits`)."""
         stats = self.stats
         stats.calls += 1
         mode = self.settings.cache_mode
-        fields, key = keyed if keyed is not None else _keyed(request)
+        fields, key, mark = keyed if keyed is not None else _keyed(request)
         if mode == "off" or fresh:  # past the cache both ways
             stats.misses += 1
             stats.fresh += int(fresh)
@@ -451,7 +451,7 @@ class LLMClient:
                 else await self._call_upstream(request, key)
         self._used_keys.add(key)
         backend = self.backend
-        entry = None if keyed is not None else self._lookup(backend, key)
+        entry = None if keyed is not None else _lookup(self, backend, key)
         if self._usable(entry):
             stats.hits += 1
             stats.hit_latency += float(entry["response"].get("latency", 0.0) or 0.0)
@@ -473,7 +473,7 @@ class LLMClient:
         # identical requests arriving meanwhile wait for this future (single flight in this process)
         flight = self._inflight[key] = asyncio.get_running_loop().create_future()
         try:
-            response = await self._fill(request, key, backend, fields)
+            response = await self._fill(request, key, backend, fields, mark)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError):
                 flight.cancel()
@@ -488,29 +488,16 @@ class LLMClient:
                 del self._inflight[key]
         return response
 
-    def _lookup(self, backend: Any, key: str) -> dict | None:
-        """The entry for ``key``: an answer waiting to be stored, else the backend's (a corrupt
-        one counted)."""
-        writes = self._writes
-        if writes is not None:
-            waiting = writes.get(key)
-            if waiting is not None:
-                return dict(waiting)
-        corrupt_before = getattr(backend, "corrupt", 0)
-        entry = backend.get(key)
-        if getattr(backend, "corrupt", 0) != corrupt_before:
-            self.stats.corrupt += 1
-        return entry
-
-    async def _fill(self, request: LLMRequest, key: str, backend: Any, fields: dict) -> LLMResponse:
-        """Single-flight miss: take the key lock, re-check the cache, call upstream, queue the answer
-        for storage (the lock is released once it is stored)."""
+    async def _fill(self, request: LLMRequest, key: str, backend: Any, fields: dict, mark: Any = None) -> LLMResponse:
+        """Single-flight miss: take the key lock, re-check the cache (where something may have been
+        stored since ``mark``), call upstream, queue the answer for storage (the lock is released once
+        it is stored)."""
         stats = self.stats
         lock = backend.key_lock(key)
         locked = await acquire_polling(lock, self.settings.timeout * self.settings.max_attempts + 60.0)
         handed_over = False
         try:
-            entry = self._lookup(backend, key)  # another process may have answered while we waited
+            entry = _lookup(self, backend, key, mark)  # another process may have answered while we waited
             if self._usable(entry):
                 stats.hits += 1
                 return response_from_entry(entry, key)
@@ -655,22 +642,27 @@ async def _serve_all(client: "LLMClient", batch: Sequence[LLMRequest], fresh: bo
         raise
 
 
-def _keyed(request: LLMRequest) -> tuple[dict, str]:
-    """The request's keyed fields and its key (computed once: long MindEval histories make it cost)."""
+def _keyed(request: LLMRequest, mark: Any = None) -> tuple[dict, str, Any]:
+    """The request's keyed fields, its key (computed once: long MindEval histories make it cost) and
+    ``mark``, the cache's store mark taken before the batch looked its key up."""
     fields = key_fields(request)
-    return fields, key_from_fields(fields)
+    return fields, key_from_fields(fields), mark
 
 
 def _answer_hits(client: "LLMClient", batch: Sequence[LLMRequest]
-                 ) -> tuple[list[tuple[dict, str]], list[Any], list[int]]:
-    """:meth:`LLMClient._gather`'s first step: each request's keyed fields and key, the answers of
-    those stored (read in one go), and the positions of the others, still to serve."""
+                 ) -> tuple[list[tuple[dict, str, Any]], list[Any], list[int]]:
+    """:meth:`LLMClient._gather`'s first step: each request's keyed fields, key and the cache's store
+    mark (taken before the lookup), the answers of those stored (read in one go), and the positions
+    of the others, still to serve."""
     stats, progress, used = client.stats, client.progress, client._used_keys
-    keyed = [_keyed(request) for request in batch]
-    found = _lookup_many(client, client.backend, [key for _, key in keyed])
+    backend = client.backend
+    store_mark = getattr(backend, "store_mark", None)
+    mark = store_mark() if store_mark is not None else None  # before the lookup: what it cannot have seen
+    keyed = [_keyed(request, mark) for request in batch]
+    found = _lookup_many(client, backend, [key for _, key, _ in keyed])
     results: list[Any] = [None] * len(batch)
     waiting = []
-    for i, (_fields, key) in enumerate(keyed):
+    for i, (_fields, key, _mark) in enumerate(keyed):
         entry = found.get(key)
         if client._usable(entry):
             stats.calls += 1
@@ -683,6 +675,24 @@ def _answer_hits(client: "LLMClient", batch: Sequence[LLMRequest]
         else:
             waiting.append(i)
     return keyed, results, waiting
+
+
+def _lookup(client: "LLMClient", backend: Any, key: str, mark: Any = None) -> dict | None:
+    """The entry for ``key``: an answer waiting to be stored, else the backend's (a corrupt one
+    counted); None without reading the backend when nothing can have stored ``key`` since ``mark``
+    (``backend.stored_since``: the batch's lookup after the mark missed it)."""
+    writes = client._writes
+    if writes is not None:
+        waiting = writes.get(key)
+        if waiting is not None:
+            return dict(waiting)
+    if mark is not None and not backend.stored_since(mark, key):
+        return None
+    corrupt_before = getattr(backend, "corrupt", 0)
+    entry = backend.get(key)
+    if getattr(backend, "corrupt", 0) != corrupt_before:
+        client.stats.corrupt += 1
+    return entry
 
 
 def _lookup_many(client: "LLMClient", backend: Any, keys: list[str]) -> dict[str, dict]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import weakref
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from pytest_judgerel.errors import CacheCorruptError
 from pytest_judgerel.llm.backend import (STATS_PREFIX, CacheBackend, KeyLock, decode_answer, decode_entry,
@@ -77,7 +77,7 @@ class _StripedLocks:
         self._fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
         self._held: dict[int, int] = {}
         self._mutex = threading.Lock()
-        _live_stripes.add(self)
+        _fork_aware.add(self)
 
     def forget_parent_holds(self) -> None:
         """After ``fork()``: POSIX record locks are not inherited, so the child holds no stripe
@@ -117,16 +117,90 @@ class _StripedLocks:
             pass
 
 
-_live_stripes: "weakref.WeakSet[_StripedLocks]" = weakref.WeakSet()
+#: entries of this process's own stores a :class:`_StoredCount` lists (beyond, older marks read again)
+_OWN_KEYS = 50_000
 
 
-def _forget_stripes_after_fork() -> None:
-    for stripes in list(_live_stripes):
+class _StoredCount:
+    """How many entries every process has stored in one cache folder: 8 bytes (little-endian) in
+    ``<dir>/locks/stored``, raised under an exclusive byte-range lock after each commit (before the
+    commit's key locks are released), read without one (twice, until both reads agree).  With this
+    backend's own stores (their number and keys) it tells whether a key can have been stored since a
+    mark (:meth:`since`): when the count grew by exactly this backend's own stores and the key is not
+    among them, nobody stored it."""
+
+    def __init__(self, path: Path):
+        import fcntl
+        import threading
+
+        self._fcntl = fcntl
+        self._fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
+        self._mutex = threading.Lock()
+        self.own = 0  # entries this backend stored
+        self._keys: dict[str, int] = {}  # key -> ``own`` right after the commit that stored it
+        self._forgot = 0  # ``own`` before which the stored keys are no longer listed
+        _fork_aware.add(self)
+
+    def forget_parent_holds(self) -> None:
+        """After ``fork()``: a fresh mutex (the parent's may have been held by another thread)."""
+        import threading
+
+        self._mutex = threading.Lock()
+
+    def _read(self) -> int:
+        while True:
+            first, second = os.pread(self._fd, 8, 0), os.pread(self._fd, 8, 0)
+            if first == second:
+                return int.from_bytes(first, "little") if len(first) == 8 else 0
+
+    def mark(self) -> tuple[int, int]:
+        """(entries stored by every process, by this backend) now."""
+        with self._mutex:
+            return self._read(), self.own
+
+    def add(self, keys: Iterable[str]) -> None:
+        """Count ``keys`` as stored (call after their commit)."""
+        keys = list(keys)
+        if not keys:
+            return
+        fcntl = self._fcntl
+        with self._mutex:
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 8, 0)
+            try:
+                os.pwrite(self._fd, (self._read() + len(keys)).to_bytes(8, "little"), 0)
+            finally:
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 8, 0)
+            if len(self._keys) + len(keys) > _OWN_KEYS:
+                self._keys, self._forgot = {}, self.own
+            self.own += len(keys)
+            for key in keys:
+                self._keys[key] = self.own
+
+    def since(self, mark: tuple[int, int], key: str) -> bool:
+        """Whether ``key`` can have been stored since ``mark`` (:meth:`mark`)."""
+        shared, own = mark
+        with self._mutex:
+            if own < self._forgot or self._read() - shared != self.own - own:
+                return True  # keys of ours no longer listed, or entries stored by someone else
+            return self._keys.get(key, -1) > own
+
+    def close(self) -> None:
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
+_fork_aware: "weakref.WeakSet[_StripedLocks | _StoredCount]" = weakref.WeakSet()
+
+
+def _forget_holds_after_fork() -> None:
+    for stripes in list(_fork_aware):
         stripes.forget_parent_holds()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_stripes_after_fork)
+    os.register_at_fork(after_in_child=_forget_holds_after_fork)
 
 
 class _StripeKeyLock(KeyLock):
@@ -155,7 +229,9 @@ class DiskCacheBackend(CacheBackend):
     Opening is serialised with a file lock (``<dir>/.open.lock``) so many xdist
     workers opening the same directory at once do not hit "database is locked";
     per-key single-flight locks are byte-range locks on ``<dir>/locks/stripes``
-    (``filelock`` files per key where ``fcntl`` is missing).
+    (``filelock`` files per key where ``fcntl`` is missing), and ``<dir>/locks/stored`` counts the
+    entries every process stored (:class:`_StoredCount`: a miss is read again under its key lock only
+    when something may have been stored since the batch looked).
     """
 
     def __init__(self, directory: str | os.PathLike[str]):
@@ -177,8 +253,9 @@ class DiskCacheBackend(CacheBackend):
                 raise corrupt_database_error(self.directory, exc) from None
         try:
             self._stripes: _StripedLocks | None = _StripedLocks(self.directory / "locks" / "stripes")
-        except ImportError:  # no fcntl: one lock file per key
-            self._stripes = None
+            self._stored: _StoredCount | None = _StoredCount(self.directory / "locks" / "stored")
+        except ImportError:  # no fcntl: one lock file per key, every miss read again under its lock
+            self._stripes = self._stored = None
 
     def get(self, key: str) -> dict | None:
         try:
@@ -198,6 +275,15 @@ class DiskCacheBackend(CacheBackend):
             self._cache.set(key, encode_entry(entry))
         except self._sqlite_error as exc:
             raise corrupt_database_error(self.directory, exc) from None
+        if self._stored is not None:
+            self._stored.add([key])
+
+    def store_mark(self) -> tuple[int, int] | None:
+        """(entries stored in this folder by every process, by this backend): :class:`_StoredCount`."""
+        return self._stored.mark() if self._stored is not None else None
+
+    def stored_since(self, mark: Any, key: str) -> bool:
+        return True if self._stored is None or mark is None else self._stored.since(mark, key)
 
     def get_many(self, keys: list[str], request: bool = True) -> dict[str, dict]:
         """The entries of those ``keys`` that are stored, read with one query per 500 keys (rows
@@ -252,6 +338,8 @@ class DiskCacheBackend(CacheBackend):
                                 rows)
         except self._sqlite_error as exc:
             raise corrupt_database_error(self.directory, exc) from None
+        if self._stored is not None:  # committed: counted before the caller releases the key locks
+            self._stored.add(entries)
 
     def delete(self, key: str) -> bool:
         return bool(self._cache.delete(key))
@@ -308,5 +396,7 @@ class DiskCacheBackend(CacheBackend):
         self._cache.close()
         if self._stripes is not None:
             self._stripes.close()
+        if self._stored is not None:
+            self._stored.close()
 
 

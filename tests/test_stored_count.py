@@ -115,3 +115,25 @@ def test_a_key_this_process_stored_after_the_batch_looked_is_read_again(tmp_path
             client._writes = WriteBehind(client.backend, limit=1)
             replies = client.complete_many([request, request])
         assert srv.requests == 1 and replies[1].cached and replies[1].text == replies[0].text
+
+
+def test_an_answer_stored_while_the_batch_looked_is_read_again(tmp_path):
+    """Another process stores one of the batch's answers right after the batch's lookup read the cache
+    (so the lookup missed it): the mark was taken before the lookup, so the store shows and the key is
+    read again under its lock instead of being asked."""
+    with FakeLLMServer(latency=0.0) as srv:
+        batch = [_request(srv.url, f"looked up {i}") for i in range(3)]
+
+        class Sibling(DiskCacheBackend):
+            def get_many(self, keys: list[str], request: bool = True) -> dict[str, dict]:
+                found = super().get_many(keys, request)
+                other = DiskCacheBackend(tmp_path)
+                other.set(cache_key(batch[1]), _entry(batch[1], "5"))
+                other.close()
+                return found
+
+        backend = Sibling(tmp_path)
+        with LLMClient(LLMSettings(cache_dir=str(tmp_path), max_concurrency=1), backend=backend) as client:
+            replies = client.complete_many(batch)
+        backend.close()
+        assert srv.requests == 2 and replies[1].cached and replies[1].text == "5"

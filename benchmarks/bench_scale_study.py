@@ -183,7 +183,7 @@ def report(args: argparse.Namespace, calls: int, anchor: dict, study: tuple, rep
         verdict = "PASS" if ratio <= goal and ok_counts else "FAIL"
         ok = ok and verdict == "PASS"
         print(f"{name}: {ratio:.2f}x ({detail}) goal<={goal}x {verdict}")
-    print(f"scale_study_cpu_bound: record mode's floor (raw aiohttp plus the key, the lock and re-read and the stored "
+    print(f"scale_study_cpu_bound: record mode's floor (raw aiohttp plus the key, the lookup, the lock and the stored "
           f"entry, benchmarks/harness/record_floor.py) {floor_cpu / raw_cpu:.2f}x raw aiohttp at c={conc}; the study "
           f"{cpu / calls / floor_cpu:.2f}x its floor; the goal leaves {CPU_GOAL - floor_cpu / raw_cpu:.2f}x of raw "
           f"for the client's own work INFO")

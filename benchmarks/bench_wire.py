@@ -11,7 +11,8 @@ client's alone):
            for this ``openai/`` endpoint), cache off and cache in record mode (a fresh folder);
 * info     the same through ``backend="litellm"`` (cache off, at the first concurrency only);
 * bound    record mode's floor (``benchmarks.harness.record_floor``): the anchor plus only what a
-           recording client cannot skip with this cache (the key, the cross-process lock and re-read,
+           recording client cannot skip with this cache (the key and the batch's lookup, the cross-process
+           lock and, where something may have been stored since the lookup, a second read,
            the stored entry), and the same storing an entry without its request (the least any entry
            layout holds).  Where even that floor costs more than the goal allows, the record goal
            cannot hold for this cache design, and a ``wire_cpu_record_bound`` line says so.
@@ -186,7 +187,7 @@ def record_bound(conc: int, row: dict[str, tuple[float, float]]) -> str:
         verdict = "the goal can hold only with an entry smaller than today's"
     else:
         verdict = f"the goal leaves {CPU_GOAL - floor:.2f}x of raw for the client's own work"
-    return (f"wire_cpu_record_bound_c{conc}: floor {floor:.2f}x raw aiohttp (key, lock and re-read, entry stored), "
+    return (f"wire_cpu_record_bound_c{conc}: floor {floor:.2f}x raw aiohttp (key, lookup, lock, entry stored), "
             f"{least:.2f}x storing the answer alone; the judge {record:.2f}x, {record - floor:+.2f}x over its floor: "
             f"{verdict} INFO")
 

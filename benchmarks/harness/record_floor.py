@@ -6,7 +6,9 @@ retries, budget, stats, progress, request building or reply parsing beyond readi
 
 * the cache key, unchanged so cassettes replay (:func:`pytest_judgerel.llm.keys.key_fields` and
   :func:`~pytest_judgerel.llm.keys.key_from_fields`: canonical JSON and sha256);
-* single flight across processes: the key's lock taken and the cache read again under it;
+* the batch's lookup (one read of every key, after the cache's store mark) and single flight across
+  processes: the key's lock taken, and the cache read again under it where something can have been
+  stored since the mark (:meth:`~pytest_judgerel.llm.disk_backend.DiskCacheBackend.stored_since`);
 * the answer stored: ``store="entry"`` the entry as the cache keeps it
   (:func:`~pytest_judgerel.llm.backend.make_entry`), ``"answer"`` an entry without its request (the
   least any entry layout holds), ``"none"`` nothing; written 64 per transaction
@@ -65,13 +67,18 @@ def record_floor_run(url: str, requests: Sequence[Any], concurrency: int, cache_
                                          timeout=aiohttp.ClientTimeout(total=60)) as client:
             sem = asyncio.Semaphore(concurrency)
 
-            async def one(i: int) -> None:
-                fields = key_fields(requests[i])
-                key = key_from_fields(fields)
+            def look(indices: range) -> tuple[Any, list[tuple[Any, str]]]:
+                mark = backend.store_mark()
+                keyed = [(fields, key_from_fields(fields)) for fields in (key_fields(requests[i]) for i in indices)]
+                if backend.get_many([key for _, key in keyed], request=False):
+                    raise AssertionError("a request was answered before: the floor measures misses only")
+                return mark, keyed
+
+            async def one(i: int, mark: Any, fields: Any, key: str) -> None:
                 async with sem:
                     lock = backend.key_lock(key)
                     lock.acquire(0)
-                    if backend.get(key) is not None:
+                    if backend.stored_since(mark, key) and backend.get(key) is not None:
                         lock.release()
                         raise AssertionError(f"request {i} was answered before: the floor measures misses only")
                     async with client.post(endpoint, data=json.dumps(bodies[i], ensure_ascii=False).encode(),
@@ -88,10 +95,12 @@ def record_floor_run(url: str, requests: Sequence[Any], concurrency: int, cache_
                         flush()
 
             warm = min(concurrency, len(requests))
-            await asyncio.gather(*(one(i) for i in range(warm)))
+            mark, keyed = look(range(warm))
+            await asyncio.gather(*(one(i, mark, *keyed[i]) for i in range(warm)))
             flush()
             t0, c0 = time.perf_counter(), time.process_time()
-            await asyncio.gather(*(one(i) for i in range(warm, len(requests))))
+            mark, keyed = look(range(warm, len(requests)))
+            await asyncio.gather(*(one(warm + j, mark, *kf) for j, kf in enumerate(keyed)))
             flush()
             calls = len(requests) - warm
             return (time.process_time() - c0) / calls, time.perf_counter() - t0

@@ -17,11 +17,13 @@ the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) 
 * calls where clear: ICC caps >= 6 at most 0.35 on average and 0.50 in any design and truth; pass
   rate on >= 150 items 0.35 / 0.45, on 40-149 items 0.75 in any; "any" also where 99%
   predictable, each with an oracle's calls (``oracle_share``: a rule that knows the truth) and
-  the floor of a rule that must estimate it at the same looks and levels.  "Any design" is graded
-  where that estimating floor is within the goal, on fresh data sets: the few worst picked on the
-  benchmark's data sets are measured again on independent ones and the largest fresh mean graded
-  (``fresh_worst``: no winner's curse); the designs where the floor is not within the goal get an
-  INFO line with their floor and oracle (the goal cannot hold there at these looks and levels);
+  the least calls a rule keeping the promises can spend there: for the pass rate an exact bound
+  (``benchmarks/harness/pass_rate_bound.py``: no rule, with any looks, spends less), for the ICC
+  the estimating floor (a rule that must estimate the truth at the same looks and levels, an
+  approximation).  "Any design" is graded where that bound is within the goal, on fresh data
+  sets: the few worst picked on the benchmark's data sets are measured again on independent ones
+  and the largest fresh mean graded (``fresh_worst``: no winner's curse); the designs where the
+  bound is over the goal get an INFO line with it (the goal cannot hold there);
 * agreement >= 0.98 where clear, >= 0.95 on the threshold;
 * the dry run's expected calls (``stats.sequential_plan``, its stated prior) within 0.10 of the
   measured ones per design, over its truths.
@@ -44,8 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the pr
 from benchmarks.harness.sequential_designs import (  # noqa: E402
     Cell,
     IccDesign,
+    RateDesign,
     draw_icc_designs,
     draw_rate_designs,
+    exact_bound,
     fresh_shares,
     icc_cells,
     rate_cells,
@@ -136,7 +140,7 @@ def calls_lines(name: str, cells: list[Cell], mean_goal: float | None, any_goal:
 
 def _where(c: Cell) -> str:
     return (f"{c.design.label()}, truth {c.truth:.3f}, P(fixed pass) {c.p_fixed:.3f}, oracle {c.oracle:.3f}, "
-            f"estimating floor {c.floor:.3f}")
+            f"estimating floor {c.floor:.3f}" + (f", exact bound {c.exact:.3f}" if c.exact is not None else ""))
 
 
 def _worst(cells: list[Cell]) -> str:
@@ -159,16 +163,23 @@ def fresh_worst(within: list[Cell], refresh: Refresh) -> tuple[float, str]:
                    f"picked as the {len(fresh)} worst on the benchmark's data sets (there -> fresh: {picked})")
 
 
+def least_calls(c: Cell) -> float | None:
+    """The least calls a rule keeping the promises can spend at ``c``: the exact bound where one was
+    computed (``Cell.exact``: the pass rate), else the estimating floor (an approximation)."""
+    return c.exact if c.exact is not None else c.floor
+
+
 def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refresh | None = None) -> list[Line]:
     """The worst calls share in any design and truth of ``clear``.  With a ``goal``: graded on the designs
-    and truths whose estimating floor (``Cell.floor``: a rule that must estimate the truth, on the
-    rule's own looks and stop levels) is within the goal, with ``refresh`` on fresh data sets
-    (:func:`fresh_worst`); for the others, where a rule that must estimate the truth is not expected
-    to meet the goal at these looks and levels, an INFO line with the bound (an approximation: the
-    rule may come in under it)."""
+    and truths where a rule can meet it (:func:`least_calls` within the goal), with ``refresh`` on
+    fresh data sets (:func:`fresh_worst`); the others get an INFO line with the bound: an exact
+    one (the pass rate: no rule that keeps the promises on the design spends less) or the
+    estimating floor (the ICC: an approximation, the rule may come in under it)."""
     if goal is None:
         return [(f"sequential_calls_worst[{name}]", f"{_worst(clear)} ({len(clear)} designs and truths)", "-", None)]
-    within = [c for c in clear if c.floor is not None and c.floor <= goal]
+    exact = any(isinstance(c.design, RateDesign) for c in clear)  # the pass rate's bound is exact where it decides
+    kind = "exact bound" if exact else "estimating floor"
+    within = [c for c in clear if (least := least_calls(c)) is not None and least <= goal]
     beyond = [c for c in clear if c not in within]
     lines: list[Line] = []
     if within:
@@ -176,19 +187,33 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
             worst, text = max(float(np.mean(c.shares)) for c in within), _worst(within)
         else:
             worst, text = fresh_worst(within, refresh)
-        lines.append((f"sequential_calls_worst[{name}, estimating floor <= {goal}]",
+        lines.append((f"sequential_calls_worst[{name}, {kind} <= {goal}]",
                       f"{text} ({len(within)} of {len(clear)} designs and truths)", f"<= {goal}", worst <= goal))
     if beyond:
-        floors = [float(c.floor) for c in beyond]  # type: ignore[arg-type]
+        bounds = [float(least_calls(c)) for c in beyond]  # type: ignore[arg-type]
         oracles = [float(c.oracle) for c in beyond]  # type: ignore[arg-type]
-        excess = max(float(np.mean(c.shares)) - float(c.floor) for c in beyond)  # type: ignore[arg-type]
-        lines.append((f"sequential_calls_bound[{name}, estimating floor > {goal}]",
-                      f"{len(beyond)} of {len(clear)} designs and truths where the floor is {min(floors):.3f}-"
-                      f"{max(floors):.3f} (oracle {min(oracles):.3f}-{max(oracles):.3f}): a rule that must "
-                      f"estimate the truth is not expected to meet the goal at these looks and levels; worst "
-                      f"{_worst(beyond)}; the rule at most {excess:+.3f} against its floor there",
-                      f"<= {goal}, floor over it", None))
+        excess = max(float(np.mean(c.shares)) - float(least_calls(c)) for c in beyond)  # type: ignore[arg-type]
+        why = ("no rule that keeps the promises on the design, with any looks, can meet the goal there" if exact
+               else "a rule that must estimate the truth is not expected to meet the goal at these looks and levels")
+        lines.append((f"sequential_calls_bound[{name}, {kind} > {goal}]",
+                      f"{len(beyond)} of {len(clear)} designs and truths where the {kind} is {min(bounds):.3f}-"
+                      f"{max(bounds):.3f} (oracle {min(oracles):.3f}-{max(oracles):.3f}): {why}; worst "
+                      f"{_worst(beyond)}; the rule at most {excess:+.3f} against its {kind} there",
+                      f"<= {goal}, {kind} over it", None))
     return lines
+
+
+def exact_bounds(cells: list[Cell], goal: float, margin: float = 0.05) -> None:
+    """``Cell.exact`` (:func:`~benchmarks.harness.sequential_designs.exact_bound`) of the clear pass-rate
+    designs and truths that can decide an "any design" line: those whose calls on the benchmark's
+    data sets come within ``margin`` of ``goal``, and those whose estimating floor is over it (the
+    others are graded either way: the line grades a design unless its bound is over the goal)."""
+    for c in cells:
+        if c.clear and c.exact is None and (float(np.mean(c.shares)) > goal - margin or (c.floor or 0.0) > goal):
+            t0 = time.perf_counter()
+            c.exact = exact_bound(c, GOAL_OC, GOAL_AGREE_CLEAR, GOAL_AGREE_AT)
+            print(f"  exact bound {c.exact:.3f} at {c.design.label()}, truth {c.truth:.3f} "
+                  f"({time.perf_counter() - t0:.1f} s)", flush=True)
 
 
 def agreement_lines(family: str, cells: list[Cell]) -> list[Line]:
@@ -259,10 +284,11 @@ def grade(icc: list[Cell], rate: list[Cell], refresh: Refresh | None = None) -> 
         lines += calls_lines("icc caps 3-5", [c for c, k in caps if k < 6], None, None)
     if rate:
         lines += agreement_lines("pass rate, all", rate)
-        lines += calls_lines("pass rate >= 150 items", [c for c in rate if c.design.n >= 150], 0.35, 0.45,
-                             refresh)
-        lines += calls_lines("pass rate 40-149 items", [c for c in rate if 40 <= c.design.n < 150], None, 0.75,
-                             refresh)
+        large, mid = [c for c in rate if c.design.n >= 150], [c for c in rate if 40 <= c.design.n < 150]
+        exact_bounds(large, 0.45)
+        exact_bounds(mid, 0.75)
+        lines += calls_lines("pass rate >= 150 items", large, 0.35, 0.45, refresh)
+        lines += calls_lines("pass rate 40-149 items", mid, None, 0.75, refresh)
         lines += calls_lines("pass rate 20-39 items", [c for c in rate if c.design.n < 40], None, None)
     most = max(max(c.shares) for c in icc + rate)
     lines.append(("sequential_max_calls", f"{most:.3f} of the cap at most", "<= 1.0", most <= 1.0))

@@ -25,7 +25,7 @@ def test_any_design_goal_is_graded_where_the_floor_is_within_it() -> None:
     assert graded[3] is True and "0.450 of the fixed calls at icc#0" in graded[1] and "(1 of 2 " in graded[1]
     assert bound[0] == "sequential_calls_bound[icc caps >= 6, 95% predictable, estimating floor > 0.5]"
     assert bound[3] is None and "worst 0.700 of the fixed calls at icc#1" in bound[1]
-    assert "floor is 0.580-0.580" in bound[1] and "at most +0.120 against its floor" in bound[1]
+    assert "floor is 0.580-0.580" in bound[1] and "at most +0.120 against its estimating floor" in bound[1]
 
 
 def test_a_graded_design_over_the_goal_fails() -> None:

@@ -114,6 +114,7 @@ class Cell:
     expected: float | None = None  # the planned share of the calls (stats.sequential_plan)
     oracle: float | None = None  # the calls share of a rule that knows the truth (oracle_share)
     floor: float | None = None  # the same for a rule that must estimate it (oracle_share(known=False))
+    exact: float | None = None  # the least calls of any rule keeping the promises here (pass rate: exact_bound)
 
     @property
     def clear(self) -> bool:
@@ -294,6 +295,27 @@ def _run_rate(verdicts: np.ndarray, design: RateDesign, cutoff: PassRateCutoff,
         if look.stopped:
             return look
     raise AssertionError("the cap always stops")  # pragma: no cover
+
+
+def exact_bound(cell: Cell, oc: float, agree_clear: float, agree_at: float) -> float:
+    """The least expected calls share at ``cell``'s truth of any sequential rule that keeps the
+    benchmark's promises on its pass-rate design at every truth (|OC| <= ``oc``, agreement
+    ``agree_clear`` / ``agree_at``, pass stops reversed <= eps_pass): ``pass_rate_bound.least_calls_share``,
+    a linear program over stops after any item; exact, where ``Cell.floor`` approximates."""
+    from benchmarks.harness.pass_rate_bound import least_calls_share
+
+    design = cell.design
+    assert isinstance(design, RateDesign)
+    cal = design.calibration
+    cutoff = pass_rate_cutoff(design.n, min_rate=design.min_rate, calibration=cal, use=design.use)
+
+    def raw(rate: float) -> float:
+        return cal.sensitivity * rate + (1 - cal.specificity) * (1 - rate)
+
+    if not 0 < cutoff.count <= design.n:  # the fixed gate's verdict is the same whatever is seen
+        return 0.0
+    return least_calls_share(design.n, cutoff.count, raw(cell.truth), threshold_raw=raw(design.min_rate),
+                             eps_pass=PASS_RATE_EPS_PASS, oc=oc, agree_clear=agree_clear, agree_at=agree_at).share
 
 
 def fresh_rate_shares(cell: Cell, datasets: int, seed: int) -> list[float]:

@@ -108,3 +108,53 @@ def test_a_pass_rate_design_is_graded_unless_its_exact_bound_is_over_the_goal() 
     assert bounded[0].endswith("exact bound > 0.45]") and bounded[3] is None
     assert "rate#0" in bounded[1] and "no rule that keeps the promises on the design" in bounded[1]
     assert "at most +0.010 against its exact bound" in bounded[1]
+
+
+def test_the_reversal_promise_holds_and_binds_without_the_agreement_ones() -> None:
+    """With the operating characteristic and reversals promised but no agreement, the program's rule
+    reverses at most eps_pass of the runs at every truth, and uses that room where the verdict is in
+    doubt."""
+    bound = least_calls_share(N, CUTOFF, 0.9, threshold_raw=THRESHOLD, agree_clear=0.0, agree_at=0.0, method="lp")
+    rng = np.random.default_rng(5)
+    runs = 40_000
+    reversed_at = [simulate_rule(bound, q, runs, rng)["reversed"] for q in (0.76, 0.8, 0.82, 0.84, 0.88)]
+    assert max(reversed_at) <= 0.01 + 4 * np.sqrt(0.01 / runs) + 0.002 and max(reversed_at) >= 0.006
+
+
+def test_every_count_likely_enough_is_a_state_of_the_program() -> None:
+    """The live states are exactly the (items, count) whose fixed verdict is open and whose
+    probability at the graded rate is at least ``mass_floor``."""
+    for floor in (1e-10, 1e-4):
+        bound = least_calls_share(N, CUTOFF, 0.9, threshold_raw=THRESHOLD, mass_floor=floor)
+        expected = {(n, s) for n in range(N) for s in range(n + 1)
+                    if CUTOFF - (N - n) <= s < CUTOFF and binom.pmf(s, n, 0.9) >= floor}
+        assert {(int(n), int(s)) for n, s in bound.states} == expected
+
+
+def test_a_cells_bound_is_taken_at_its_raw_rate_with_the_threshold_seen_through_the_judge() -> None:
+    from pytest_judgerel.stats.sequential import pass_rate_cutoff
+
+    design = RateDesign(3, 80, 0.7, 0.9, 0.85, "estimate")  # an imperfect judge: raw rates differ from truths
+    cell = Cell(design, 0.8, 0.1, 0.99)
+    cal = design.calibration
+    cutoff = pass_rate_cutoff(80, min_rate=0.7, calibration=cal, use="estimate").count
+
+    def raw(t: float) -> float:
+        return cal.sensitivity * t + (1 - cal.specificity) * (1 - t)
+
+    direct = least_calls_share(80, cutoff, raw(0.8), threshold_raw=raw(0.7), agree_clear=0.98, agree_at=0.95)
+    assert exact_bound(cell, 0.03, 0.98, 0.95) == pytest.approx(direct.share, abs=1e-9)
+
+
+def test_the_benchmark_computes_the_bound_where_it_can_decide_a_line() -> None:
+    """exact_bounds: for clear designs and truths measured near the goal or whose estimating floor is
+    over it; not for those comfortably under on both counts, nor for unclear ones."""
+    from benchmarks.bench_sequential import exact_bounds
+
+    def cell(share: float, floor: float, p_fixed: float = 0.99) -> Cell:
+        return Cell(RateDesign(0, 60, 0.8, 1.0, 1.0, "estimate"), 0.9, 0.1, p_fixed, shares=[share], floor=floor)
+
+    near, floor_over, under, unclear = cell(0.42, 0.30), cell(0.20, 0.50), cell(0.30, 0.30), cell(0.60, 0.60, 0.5)
+    exact_bounds([near, floor_over, under, unclear], 0.45)
+    assert near.exact is not None and floor_over.exact is not None and near.exact == floor_over.exact
+    assert under.exact is None and unclear.exact is None

@@ -89,6 +89,9 @@ def test_bad_designs_are_refused_and_a_settled_gate_costs_nothing() -> None:
         least_calls_share(N, CUTOFF, 1.0, threshold_raw=THRESHOLD)
     with pytest.raises(ValueError, match="method"):
         least_calls_share(N, CUTOFF, 0.9, threshold_raw=THRESHOLD, method="simplex")
+    for cutoff, raw in ((150, 0.999), (1, 0.01)):  # every item must pass / one pass is enough: still bounded
+        extreme = least_calls_share(150, cutoff, raw, threshold_raw=raw / 2 if cutoff == 1 else 0.995)
+        assert 0.0 <= extreme.share <= 1.0
     never = Cell(RateDesign(0, 50, 0.999, 1.0, 1.0, "ci_low"), 0.9, -0.099, 0.0)  # the gate cannot pass on 50
     assert exact_bound(never, 0.03, 0.98, 0.95) == 0.0
 

@@ -86,11 +86,16 @@ def _rates(n_cap: int, cutoff: int, grid: int, extra: tuple[float, ...]) -> list
     from scipy.optimize import brentq
     from scipy.stats import binom
 
-    def p_fixed(q: float) -> float:
-        return float(binom.sf(cutoff - 1, n_cap, q))
+    def rate_where(p: float) -> float:  # P(fixed passes) rises with q; an end of (0, 1) when it stays on one side
+        def gap(q: float) -> float:
+            return float(binom.sf(cutoff - 1, n_cap, q)) - p
 
-    lo = brentq(lambda q: p_fixed(q) - 1e-7, 1e-9, 1 - 1e-9)
-    hi = brentq(lambda q: p_fixed(q) - (1 - 1e-7), 1e-9, 1 - 1e-9)
+        ends = (1e-9, 1 - 1e-9)
+        if gap(ends[0]) >= 0:
+            return ends[0]
+        return ends[1] if gap(ends[1]) <= 0 else float(brentq(gap, *ends))
+
+    lo, hi = rate_where(1e-7), rate_where(1 - 1e-7)
     return sorted(set(np.linspace(lo, hi, grid).tolist()) | {q for q in extra if 0 < q < 1})
 
 

@@ -52,3 +52,32 @@ def test_a_stored_answer_is_not_measured_as_a_miss(tmp_path):
 def test_an_unknown_store_is_refused(tmp_path):
     with pytest.raises(ValueError, match="store must be one of"):
         record_floor_run("http://127.0.0.1:9/v1", [], 1, str(tmp_path), store="all")
+
+
+def test_the_bound_line_says_where_the_record_goal_can_hold_for_a_judge():
+    """bench_wire's INFO line: the floor, the answer alone and a judge's own work added, against 1.5x raw."""
+    from benchmarks.bench_wire import record_bound
+
+    def line(floor: float, answer: float, own: float) -> str:
+        raw = 0.2e-3
+        row = {"aiohttp": (1.0, raw), "floor": (1.0, floor * raw), "floor_answer": (1.0, answer * raw),
+               "record": (1.0, 2.0 * raw)}
+        return record_bound(64, row, own * raw)
+
+    assert "1.20x with a judge's own work (+0.10x)" in line(1.3, 1.1, 0.1)
+    assert "whatever an entry holds" in line(1.7, 1.6, 0.0) and "for a judge" not in line(1.7, 1.6, 0.0)
+    assert "cannot hold for a judge on this cache design" in line(1.6, 1.45, 0.1)
+    assert "only with an entry smaller than today's" in line(1.45, 1.2, 0.1)  # 1.45 + 0.1 over, 1.2 + 0.1 under
+    assert "leaves 0.10x of raw for the rest" in line(1.3, 1.1, 0.1) and "+0.70x over its floor" in line(1.3, 1.1, 0.1)
+
+
+def test_a_judges_own_work_is_measured_per_call():
+    from benchmarks.bench_scale_study import study_items
+    from benchmarks.bench_wire import judge_own_cpu
+    from pytest_judgerel import Judge
+    from pytest_judgerel.llm import LLMClient, LLMSettings
+
+    judge = Judge(model="openai/bench-judge", template="stsb", scale="0-5", api_base="http://127.0.0.1:9/v1",
+                  api_key="sk-bench", client=LLMClient(LLMSettings(cache_mode="off")))
+    own = judge_own_cpu(judge, study_items(20), judge._judge_scale("0-5"), 3, rounds=1)
+    assert 0 < own < 0.01  # seconds per call: rendering, a request and a parse, no call sent

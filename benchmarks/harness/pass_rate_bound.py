@@ -58,9 +58,10 @@ class CallsBound:
 
 @dataclass(frozen=True)
 class _Program:
-    """The linear program of a design: live states, their successors (-1: the path ends there, with
-    the fixed verdict), the cost of ending at each, and the promises as rows over the mass stopping
-    with a pass (``on_pass``) and with a fail (``on_fail``), each ``<= allowance``."""
+    """The linear program of a design: the live states in item order, their successors after a pass
+    and after a fail (-1: a path that goes there ends with the fixed verdict, one item later), and
+    the promises as rows over the mass stopping with a pass (``on_pass``) and with a fail
+    (``on_fail``), each ``<= allowance``."""
 
     n_cap: int
     cutoff: int

@@ -20,10 +20,12 @@ the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) 
   the least calls a rule keeping the promises can spend there: for the pass rate an exact bound
   (``benchmarks/harness/pass_rate_bound.py``: no rule, with any looks, spends less), for the ICC
   the estimating floor (a rule that must estimate the truth at the same looks and levels, an
-  approximation).  "Any design" is graded where that bound is within the goal, on fresh data
-  sets: the few worst picked on the benchmark's data sets are measured again on independent ones
-  and the largest fresh mean graded (``fresh_worst``: no winner's curse); the designs where the
-  bound is over the goal get an INFO line with it (the goal cannot hold there);
+  approximation).  "Any design" is graded on the designs where that bound is within the goal at
+  every clear truth, on fresh data sets: the few worst picked on the benchmark's data sets are
+  measured again on independent ones and the largest fresh mean graded (``fresh_worst``: no
+  winner's curse); the truths where the bound is over the goal get an INFO line with it (the goal
+  cannot hold there), and the other truths of those designs one with the rule's worst (at most
+  the goal in that design cannot hold, whatever the rule);
 * agreement >= 0.98 where clear, >= 0.95 on the threshold;
 * the dry run's expected calls (``stats.sequential_plan``, its stated prior) within 0.10 of the
   measured ones per design, over its truths.
@@ -120,7 +122,7 @@ def calls_lines(name: str, cells: list[Cell], mean_goal: float | None, any_goal:
     """Mean and worst (per design and truth) share of the calls where the fixed verdict is clear
     (95% predictable), and the worst where it is 99% predictable; each with the calls of an oracle
     that knows the truth and the estimating floor (``oracle_share``).  An "any design" goal is graded
-    on the designs and truths whose estimating floor is within it, on fresh data sets (:func:`worst_lines`)."""
+    on the designs whose bound is within it at every clear truth, on fresh data sets (:func:`worst_lines`)."""
     lines: list[Line] = []
     for level in (0.95, 0.99):
         clear = [c for c in cells if c.p_fixed >= level or c.p_fixed <= 1 - level]
@@ -169,26 +171,51 @@ def least_calls(c: Cell) -> float | None:
     return c.exact if c.exact is not None else c.floor
 
 
+def _by_design(cells: list[Cell]) -> dict[str, list[Cell]]:
+    groups: dict[str, list[Cell]] = {}
+    for c in cells:
+        groups.setdefault(c.design.label(), []).append(c)
+    return groups
+
+
 def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refresh | None = None) -> list[Line]:
     """The worst calls share in any design and truth of ``clear``.  With a ``goal``: graded on the designs
-    and truths where a rule can meet it (:func:`least_calls` within the goal), with ``refresh`` on
-    fresh data sets (:func:`fresh_worst`); the others get an INFO line with the bound: an exact
-    one (the pass rate: no rule that keeps the promises on the design spends less) or the
-    estimating floor (the ICC: an approximation, the rule may come in under it)."""
+    where a rule can meet it at every one of their clear truths (:func:`least_calls` within the goal at
+    each), with ``refresh`` on fresh data sets (:func:`fresh_worst`).  A design with a clear truth where
+    no rule can meet the goal is one where "at most ``goal`` in any design" cannot hold, whatever the
+    rule: its other truths get an INFO line (the rule's worst there, for the record), and the truths
+    over the goal an INFO line with their bound: an exact one (the pass rate: no rule that keeps the
+    promises on the design spends less) or the estimating floor (the ICC: an approximation, the rule
+    may come in under it)."""
     if goal is None:
         return [(f"sequential_calls_worst[{name}]", f"{_worst(clear)} ({len(clear)} designs and truths)", "-", None)]
     exact = any(isinstance(c.design, RateDesign) for c in clear)  # the pass rate's bound is exact where it decides
     kind = "exact bound" if exact else "estimating floor"
-    within = [c for c in clear if (least := least_calls(c)) is not None and least <= goal]
-    beyond = [c for c in clear if c not in within]
+
+    def reachable(c: Cell) -> bool:
+        least = least_calls(c)
+        return least is not None and least <= goal
+
+    designs = _by_design(clear)
+    within = [c for cs in designs.values() if all(reachable(c) for c in cs) for c in cs]
+    beyond = [c for c in clear if not reachable(c)]
+    elsewhere = [c for c in clear if reachable(c) and c not in within]  # a truth of a design that cannot meet it
+    n_designs = sum(all(reachable(c) for c in cs) for cs in designs.values())
     lines: list[Line] = []
     if within:
         if refresh is None:
             worst, text = max(float(np.mean(c.shares)) for c in within), _worst(within)
         else:
             worst, text = fresh_worst(within, refresh)
-        lines.append((f"sequential_calls_worst[{name}, {kind} <= {goal}]",
-                      f"{text} ({len(within)} of {len(clear)} designs and truths)", f"<= {goal}", worst <= goal))
+        lines.append((f"sequential_calls_worst[{name}, designs with {kind} <= {goal} at every clear truth]",
+                      f"{text} ({n_designs} of {len(designs)} designs, {len(within)} of {len(clear)} designs and "
+                      f"truths)", f"<= {goal}", worst <= goal))
+    if elsewhere:
+        worst, text = (max(float(np.mean(c.shares)) for c in elsewhere), _worst(elsewhere)) if refresh is None \
+            else fresh_worst(elsewhere, refresh)
+        lines.append((f"sequential_calls_worst[{name}, other truths of designs with a {kind} over {goal}]",
+                      f"{text} ({len(elsewhere)} designs and truths; each design has another clear truth where "
+                      f"the goal cannot hold)", f"<= {goal}, not graded: no rule meets it in these designs", None))
     if beyond:
         bounds = [float(least_calls(c)) for c in beyond]  # type: ignore[arg-type]
         oracles = [float(c.oracle) for c in beyond]  # type: ignore[arg-type]
@@ -204,12 +231,14 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
 
 
 def exact_bounds(cells: list[Cell], goal: float, margin: float = 0.05) -> None:
-    """``Cell.exact`` (:func:`~benchmarks.harness.sequential_designs.exact_bound`) of the clear pass-rate
-    designs and truths that can decide an "any design" line: those whose calls on the benchmark's
-    data sets come within ``margin`` of ``goal``, and those whose estimating floor is over it (the
-    others are graded either way: the line grades a design unless its bound is over the goal)."""
+    """``Cell.exact`` (:func:`~benchmarks.harness.sequential_designs.exact_bound`) at every clear truth of
+    the pass-rate designs that can decide an "any design" line: those with a clear truth whose calls on
+    the benchmark's data sets come within ``margin`` of ``goal``, or whose estimating floor is over it
+    (the others are graded either way: the line grades a design unless a bound is over the goal)."""
+    deciding = {c.design.label() for c in cells
+                if c.clear and (float(np.mean(c.shares)) > goal - margin or (c.floor or 0.0) > goal)}
     for c in cells:
-        if c.clear and c.exact is None and (float(np.mean(c.shares)) > goal - margin or (c.floor or 0.0) > goal):
+        if c.clear and c.exact is None and c.design.label() in deciding:
             t0 = time.perf_counter()
             c.exact = exact_bound(c, GOAL_OC, GOAL_AGREE_CLEAR, GOAL_AGREE_AT)
             print(f"  exact bound {c.exact:.3f} at {c.design.label()}, truth {c.truth:.3f} "

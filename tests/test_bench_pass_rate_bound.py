@@ -106,8 +106,8 @@ def test_a_pass_rate_design_is_graded_unless_its_exact_bound_is_over_the_goal() 
     whose bound is over it is bounded; one whose floor is over but bound under is graded."""
     cells = [_rate_cell(0, 0.48, 0.38, 0.47), _rate_cell(1, 0.44, 0.47, 0.43), _rate_cell(2, 0.30, 0.30, None)]
     graded, bounded = worst_lines("pass rate >= 150 items, 95% predictable", cells, 0.45)
-    assert graded[0].endswith("exact bound <= 0.45]") and graded[3] is True
-    assert "0.440 of the fixed calls at rate#1" in graded[1] and "(2 of 3 " in graded[1]
+    assert graded[0].endswith("exact bound <= 0.45 at every clear truth]") and graded[3] is True
+    assert "0.440 of the fixed calls at rate#1" in graded[1] and "(2 of 3 designs, 2 of 3 " in graded[1]
     assert bounded[0].endswith("exact bound > 0.45]") and bounded[3] is None
     assert "rate#0" in bounded[1] and "no rule that keeps the promises on the design" in bounded[1]
     assert "at most +0.010 against its exact bound" in bounded[1]
@@ -150,14 +150,17 @@ def test_a_cells_bound_is_taken_at_its_raw_rate_with_the_threshold_seen_through_
 
 
 def test_the_benchmark_computes_the_bound_where_it_can_decide_a_line() -> None:
-    """exact_bounds: for clear designs and truths measured near the goal or whose estimating floor is
-    over it; not for those comfortably under on both counts, nor for unclear ones."""
+    """exact_bounds: at every clear truth of a design with a clear truth measured near the goal or whose
+    estimating floor is over it; not for designs comfortably under on both counts, nor for unclear truths."""
     from benchmarks.bench_sequential import exact_bounds
 
-    def cell(share: float, floor: float, p_fixed: float = 0.99) -> Cell:
-        return Cell(RateDesign(0, 60, 0.8, 1.0, 1.0, "estimate"), 0.9, 0.1, p_fixed, shares=[share], floor=floor)
+    def cell(index: int, share: float, floor: float, p_fixed: float = 0.99, truth: float = 0.9) -> Cell:
+        return Cell(RateDesign(index, 60, 0.8, 1.0, 1.0, "estimate"), truth, truth - 0.8, p_fixed, shares=[share],
+                    floor=floor)
 
-    near, floor_over, under, unclear = cell(0.42, 0.30), cell(0.20, 0.50), cell(0.30, 0.30), cell(0.60, 0.60, 0.5)
-    exact_bounds([near, floor_over, under, unclear], 0.45)
+    near, floor_over, under = cell(0, 0.42, 0.30), cell(1, 0.20, 0.50), cell(2, 0.30, 0.30)
+    sibling, unclear = cell(0, 0.10, 0.10, truth=0.95), cell(0, 0.60, 0.60, 0.5, truth=0.8)
+    exact_bounds([near, floor_over, under, sibling, unclear], 0.45)
     assert near.exact is not None and floor_over.exact is not None and near.exact == floor_over.exact
+    assert sibling.exact is not None and sibling.exact < near.exact  # the design's other clear truth, further out
     assert under.exact is None and unclear.exact is None

@@ -21,8 +21,10 @@ def _cell(index: int, share: float, floor: float, p_fixed: float = 0.99) -> Cell
 def test_any_design_goal_is_graded_where_the_floor_is_within_it() -> None:
     cells = [_cell(0, 0.45, 0.40), _cell(1, 0.70, 0.58)]
     graded, bound = worst_lines("icc caps >= 6, 95% predictable", cells, 0.50)
-    assert graded[0] == "sequential_calls_worst[icc caps >= 6, 95% predictable, estimating floor <= 0.5]"
-    assert graded[3] is True and "0.450 of the fixed calls at icc#0" in graded[1] and "(1 of 2 " in graded[1]
+    assert graded[0] == ("sequential_calls_worst[icc caps >= 6, 95% predictable, designs with estimating floor <= 0.5 "
+                         "at every clear truth]")
+    assert graded[3] is True and "0.450 of the fixed calls at icc#0" in graded[1]
+    assert "(1 of 2 designs, 1 of 2 designs and truths)" in graded[1]
     assert bound[0] == "sequential_calls_bound[icc caps >= 6, 95% predictable, estimating floor > 0.5]"
     assert bound[3] is None and "worst 0.700 of the fixed calls at icc#1" in bound[1]
     assert "floor is 0.580-0.580" in bound[1] and "at most +0.120 against its estimating floor" in bound[1]
@@ -38,6 +40,23 @@ def test_only_bounded_designs_give_no_graded_line_and_no_goal_gives_info() -> No
     assert [line[0].split("[")[0] for line in lines] == ["sequential_calls_bound"]
     info = worst_lines("x", [_cell(0, 0.45, 0.40)], None)
     assert info[0][3] is None and info[0][2] == "-"
+
+
+def test_a_design_with_a_truth_out_of_reach_is_not_graded_at_its_other_truths() -> None:
+    """"At most the goal in any design" cannot hold for a design with a clear truth where no rule meets
+    it, so that design's other truths are reported (INFO), not graded; a design reachable at every
+    clear truth is graded."""
+    reachable = _cell(0, 0.45, 0.40)
+    near_miss, out_of_reach = _cell(1, 0.56, 0.45), _cell(1, 0.70, 0.58)
+    out_of_reach.truth = 0.5  # the same design at another truth
+    graded, other, bound = worst_lines("icc caps >= 6, 95% predictable", [reachable, near_miss, out_of_reach], 0.50)
+    assert graded[3] is True and "at icc#0" in graded[1] and "(1 of 2 designs, 1 of 3 designs and truths)" in graded[1]
+    assert other[0] == ("sequential_calls_worst[icc caps >= 6, 95% predictable, other truths of designs with a "
+                        "estimating floor over 0.5]")
+    assert other[3] is None and "0.560 of the fixed calls at icc#1" in other[1]
+    assert bound[3] is None and "0.700 of the fixed calls at icc#1" in bound[1]
+    alone = worst_lines("x", [near_miss], 0.50)  # the same truth in a design reachable everywhere: graded, fails
+    assert alone[0][3] is False
 
 
 def test_calls_lines_grade_the_mean_on_every_clear_design() -> None:

@@ -262,11 +262,8 @@ def plan_lines(family: str, cells: list[Cell]) -> list[Line]:
     rows = [c for c in cells if c.expected is not None]
     if not rows:
         return []
-    by_design: dict[str, list[Cell]] = {}
-    for c in rows:
-        by_design.setdefault(c.design.label(), []).append(c)
     per_design = [(abs(float(np.mean([c.expected for c in cs])) - float(np.mean([np.mean(c.shares) for c in cs]))),
-                   label, cs) for label, cs in by_design.items()]
+                   label, cs) for label, cs in _by_design(rows).items()]
     err, label, cs = max(per_design, key=lambda row: row[0])
     cell_err = [abs(c.expected - float(np.mean(c.shares))) for c in rows]  # type: ignore[operator]
     return [(f"sequential_planned_calls[{family}]", f"worst |expected - measured| {err:.3f} over a design's truths "
@@ -280,11 +277,8 @@ def plan_lines(family: str, cells: list[Cell]) -> list[Line]:
 
 def design_table(cells: list[Cell]) -> None:
     """One line per design; the worst design of each family (most calls where clear, worst OC) marked."""
-    by_design: dict[str, list[Cell]] = {}
-    for c in cells:
-        by_design.setdefault(c.design.label(), []).append(c)
     rows = []
-    for label, cs in by_design.items():
+    for label, cs in _by_design(cells).items():
         clear = [float(np.mean(c.shares)) for c in cs if c.clear]
         oc = max(abs(paired([c])[0]) for c in cs)
         rows.append((cs[0].design.family, label, max(clear) if clear else float("nan"), oc, agreement(cs)[0]))

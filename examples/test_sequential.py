@@ -1,4 +1,4 @@
-"""Sequential gates: the same tests, fewer judge calls (issue 28; docs/recipes/sequential-gates.md).
+"""Sequential gates: the same tests, fewer judge calls (docs/recipes/sequential-gates.md).
 
 ``@pytest.mark.judge(sequential=True)`` (or ``--judgerel-sequential`` for the whole session) makes
 ``repeats(k)`` a cap: the gate draws repeats 2, 3, ... and stops as soon as the verdict at k

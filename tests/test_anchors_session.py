@@ -1,4 +1,4 @@
-"""Silent judge drift, end to end (issue 29): a 400-call suite against the fake OpenAI-compatible
+"""Silent judge drift, end to end: a 400-call suite against the fake OpenAI-compatible
 server on loopback, its answers recorded once and then replayed from the cache; the anchors are
 re-judged fresh every session.  Four drift-free sessions say ``steady``; a server whose answers
 shift under the same model name and ``system_fingerprint`` makes the next session say ``drifted``

@@ -1,4 +1,4 @@
-"""Know the bill before the run and cap it (issue 30 items 1-2), and the two pieces drift checks
+"""Know the bill before the run and cap it, and the two pieces drift checks
 build on: the server's ``system_fingerprint`` kept with every answer, and ``fresh`` calls that
 bypass the cache.  Real HTTP to the loopback fake server; pytester for the plugin's behaviour."""
 

@@ -1,4 +1,4 @@
-"""Regression tests for what a new user hit in their first hour (issue 14), one block per finding.
+"""Regression tests for what a new user hit in their first hour, one block per finding.
 
 Each test reproduces the finding as the user met it (a pytest run in a subprocess, a CLI call,
 a bad value) and asserts the fixed behaviour.
@@ -154,7 +154,7 @@ def test_system_replaces_the_templates_system_message(scripted):
 
 
 def test_an_empty_system_message_removes_the_templates_and_is_a_distinct_judge(scripted):
-    """Issue 24: ``system=""`` was silently ignored (the template's system message was sent)."""
+    """``system=""`` removes the template's system message (it is not silently ignored)."""
     from pytest_judgerel import Judge
     from pytest_judgerel.llm import LLMClient, LLMSettings
 
@@ -236,7 +236,8 @@ def test_a_corrupt_cache_database_is_one_clear_error_and_can_be_salvaged(pyteste
 
 
 def test_a_half_truncated_cache_is_reported_as_such_and_stats_fail(tmp_path):
-    """Issue 24: salvage said "0 unreadable rows lost" after saving 0 of 200 entries; stats exited 0."""
+    """A half-truncated cache: stats exits 1 and says the file is truncated; salvage saves the readable
+    entries and says an unknown number were lost."""
     from pytest_judgerel.llm.cache_admin import cache_stats, salvage_cache
 
     cache = tmp_path / "cache"
@@ -368,7 +369,7 @@ def test_run_examples_shows_skip_reasons():
 
 
 def test_a_marker_naming_an_in_process_model_does_not_inherit_the_sessions_server():
-    """Issue 24: with --judge-api-base set, every bias-probe example (``judge(model="scripted/...")``)
+    """With --judge-api-base set, every bias-probe example (``judge(model="scripted/...")``)
     errored ("takes no api_base"), and the JSON, which then listed only tests with records, hid it."""
     from pytest_judgerel.llm.endpoint import Endpoint, resolve_endpoint
 
@@ -381,7 +382,7 @@ def test_a_marker_naming_an_in_process_model_does_not_inherit_the_sessions_serve
 
 
 def test_readme_and_quickstart_say_the_same_about_the_embedded_model(pytester):
-    """Issue 24: the README's 30-second example failed 4 of 4 gates on the default model without
+    """The README's 30-second example failed 4 of 4 gates on the default model without
     saying so, and README (skip) and quickstart (fail) disagreed.  The count the docs give is the
     count of gates in the example's tests that do not request ``real_judge``."""
     import ast

@@ -247,7 +247,7 @@ def test_no_request_of_the_examples_escapes_the_configured_endpoint(clean_env, t
 
 
 def test_the_mindeval_example_on_a_2048_token_server_ends_without_a_plugin_error(clean_env, tmp_path):
-    """Issue 24: ``pytest examples/mindeval`` against a llama.cpp server with a 2048-token context and
+    """``pytest examples/mindeval`` against a llama.cpp server with a 2048-token context and
     --judgerel-constrain=always.  The backstory prompt (~2,700 tokens) cannot fit: one refused call per
     profile, never retried, and the conversations fall back to the role-only configuration (saying so);
     the judge prompt cannot fit either: those tests skip with the server's message.  No test errors."""

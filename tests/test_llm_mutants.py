@@ -1,5 +1,5 @@
-"""The LLM layer through its public behaviour only: tests that fail on the planted bugs of issue 31's
-held-out mutants (docs/benchmarks.md, "Issue 31's planted bugs" maps each mutant to its test).
+"""The LLM layer through its public behaviour only: tests that fail on the held-out
+planted bugs (docs/benchmarks.md, "Planted bugs and the held-out measurement" maps each mutant to its test).
 
 Every test goes through :class:`LLMClient` over real HTTP to a loopback server (the project's
 :class:`FakeLLMServer`, or the small scripted server below when a test needs a status, a header

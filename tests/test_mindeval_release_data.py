@@ -85,8 +85,8 @@ PAPER_PAIRS_AVG = {  # Table 3: (Kendall, MIPSA) of P_i and P_j
     (1, 2): (0.1324, 0.5303), (1, 3): (0.1178, 0.5833), (2, 3): (0.2619, 0.5693),
 }
 # ours, as recorded in docs/mindeval.md (P1..P4 matched to the annotator ids as described there).
-# The rows for the average of the axes (None) use the exact average annotator (issue 20); with the
-# former floating-point mean 3 of their MIPSA cells were 1/60 off and Kendall up to 0.0039.
+# The rows for the average of the axes (None) use the exact average annotator; a floating-point mean
+# puts 3 of their MIPSA cells 1/60 off and Kendall up to 0.0039.
 OURS_VS_OTHERS = {
     "score": {
         None: ((0.4289, 0.1304, 0.3562, 0.3459), (0.7000, 0.5167, 0.6333, 0.6000)),
@@ -177,8 +177,8 @@ def test_zero_as_a_score_reproduces_the_release_few_shot_targets(data_dir):
 
 
 def test_the_annotated_patients_pass_the_profile_rules(data_dir):
-    """The 20 patients of the human-annotation file meet the rules (issue 21: the goal rule once
-    rejected 7 of them by applying itself to labels outside the authors' list)."""
+    """The 20 patients of the human-annotation file meet the rules (the goal rule applies to the
+    authors' labels only: applied to the others it would reject 7 of them)."""
     convs = load_human_annotations(data_dir / "human_annotations.jsonl")
     patients = {c.patient_id: c.profile() for c in convs}
     assert len(patients) == 20

@@ -245,7 +245,8 @@ def test_backstory_generation_through_client(client):
 
 
 def test_backstory_retries_are_new_samples_with_a_new_seed(client):
-    """Issue 24: a retry with the same seed got the byte-identical reply from a real server."""
+    """A retry is a new sample with the next seed (the same seed would get the byte-identical reply
+    from a real server)."""
     seen = []
 
     def writer(messages, **params):
@@ -267,7 +268,7 @@ def test_backstory_retries_are_new_samples_with_a_new_seed(client):
 
 
 def test_backstory_does_not_retry_a_call_that_cannot_succeed(client):
-    """Issue 24: an HTTP 400 "context exceeded" (not retryable) was re-sent max_retries times."""
+    """An HTTP 400 "context exceeded" is not retryable: sent once, not max_retries times."""
     from pytest_judgerel.mindeval.backstory import ContextWindowError, context_overflow
 
     calls = Counter()

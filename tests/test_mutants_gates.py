@@ -1,5 +1,5 @@
 """The one gate conclusion (gates/conclusion.py) in report-only mode: tests that fail on the planted
-bugs of issue 31's held-out mutants (docs/benchmarks.md, "Issue 31's planted bugs")."""
+held-out planted bugs (docs/benchmarks.md, "Planted bugs and the held-out measurement")."""
 
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ def test_require_stable_fails_only_the_unstable_records_of_a_gate():
     assert rec.records[0]["passed"] is True and "unstable" not in rec.records[0]
 
 
-# ---------------------------------------------------------------- the conclusion's other rules (issue 31, broadened)
+# ---------------------------------------------------------------- the conclusion's other rules
 def test_the_parse_failure_limit_is_the_sessions_unless_given_and_must_be_a_count():
     from pytest_judgerel.errors import ConfigError
     from pytest_judgerel.gates.conclusion import parse_failure_limit

@@ -1,5 +1,5 @@
 """Settings resolution (session/settings.py, plugin/options.py, SessionContext.chosen): tests that fail
-on the planted bugs of issue 31's held-out mutants (docs/benchmarks.md, "Issue 31's planted bugs").
+on the held-out planted bugs (docs/benchmarks.md, "Planted bugs and the held-out measurement").
 
 ``chosen()`` is checked through real resolution (the command line, the ini file and the environment
 of a pytester run, and :func:`settings_from_env`), never through a ``Settings`` whose ``sources`` a
@@ -218,7 +218,7 @@ def test_a_boolean_setting_is_read_in_any_case(clean_env, tmp_path, word, value)
         settings_from_env(str(tmp_path))
 
 
-# ---------------------------------------------------------------- checks, types and paths (issue 31, broadened)
+# ---------------------------------------------------------------- checks, types and paths
 def _given(**values: str):
     """A lookup for :func:`resolve`: each value as the command line gives it, under its flag."""
     flags = {o.dest: o.flag for o in OPTIONS}

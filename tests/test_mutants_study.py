@@ -1,5 +1,5 @@
-"""Seed 001's study code: tests that fail on the planted bugs of issue 31's held-out mutants
-(docs/benchmarks.md, "Issue 31's planted bugs" lists each mutant and the test that kills it).
+"""Seed 001's study code: tests that fail on the held-out planted bugs
+(docs/benchmarks.md, "Planted bugs and the held-out measurement" lists each mutant and the test that kills it).
 
 On the synthetic release of tests/seed001_layout.py (the release's exact layout, made-up scores).
 """

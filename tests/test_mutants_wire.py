@@ -221,7 +221,7 @@ def test_classify_failure_reads_a_retry_after_date_as_seconds_from_now(ahead, lo
     assert classify_failure(WireHTTPError(503, "HTTP 503", {"retry-after": "soon"})).retry_after is None
 
 
-# ---------------------------------------------------------------- the wire's other rules (issue 31, broadened)
+# ---------------------------------------------------------------- the wire's other rules
 @pytest.mark.parametrize("model, backend", [
     ("openai/omni-judge", "http"), ("openai/my-o1", "http"), ("openai/gpt-4o", "http"), ("openai/gpt-4.1", "http"),
     ("openai/o1", "litellm"), ("openai/o4-mini", "litellm"), ("openai/gpt-5", "litellm"), ("openai/", "litellm"),

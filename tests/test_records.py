@@ -1,4 +1,4 @@
-"""Metric records are typed for real (issue 27 item 4): one TypedDict per kind, checked at run time
+"""Metric records are typed for real: one TypedDict per kind, checked at run time
 by the one path every record takes, and the report schema declares exactly their keys."""
 
 from __future__ import annotations

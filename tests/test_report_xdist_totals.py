@@ -1,4 +1,4 @@
-"""Issue 24: a session report tells the truth under pytest-xdist and lists every test pytest ran.
+"""A session report tells the truth under pytest-xdist and lists every test pytest ran.
 
 * A module-scoped fixture that judges is set up once per xdist worker; its calls and records reach
   the controller from each worker.  The totals count that work once (as without xdist), and what the

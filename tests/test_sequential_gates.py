@@ -1,4 +1,4 @@
-"""Sequential gates in the plugin (issue 28): an unchanged test under ``--judgerel-sequential``.
+"""Sequential gates in the plugin: an unchanged test under ``--judgerel-sequential``.
 
 The judge answers over real HTTP from the fake OpenAI-compatible server, whose received requests
 are counted: the sequential run reaches the fixed run's verdict with at most 40% of its upstream

@@ -1,4 +1,4 @@
-"""The ICC rule's prior on the repeat offsets (issue 28): centred at "no offsets" with a few
+"""The ICC rule's prior on the repeat offsets: centred at "no offsets" with a few
 pseudo-df, it lifts a good judge's P(pass at cap) at 2 repeats, still charges offsets that the
 data show, and 0 pseudo-df is the flat-prior rule."""
 

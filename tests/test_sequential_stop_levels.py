@@ -1,4 +1,4 @@
-"""Separate stopping levels for "pass" and "fail" (issue 28): eps_pass bounds the extra false passes."""
+"""Separate stopping levels for "pass" and "fail": eps_pass bounds the extra false passes."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""One session for every path (issue 21): a Judge, probe, study run or MindEval role built in a
+"""One session for every path: a Judge, probe, study run or MindEval role built in a
 test body without an endpoint or client uses the session's endpoint, client (cache mode and
 folder) and request settings; explicit values win; in-process models never inherit a server.
 
@@ -286,8 +286,8 @@ def test_the_issue_scenario_in_a_pytest_session(pytester, servers, tmp_path):
 
 
 def test_the_bias_probe_pattern_runs_against_a_session_server(pytester, servers):
-    """A judge marker naming an in-process model, in a session with --judge-api-base (issue 21:
-    'takes no api_base' errors in the bias-probe example)."""
+    """A judge marker naming an in-process model, in a session with --judge-api-base: no
+    'takes no api_base' error (the bias-probe example's case)."""
     served, _ = servers
     pytester.makepyfile("""
         import pytest
@@ -336,7 +336,7 @@ def test_an_api_base_an_in_process_model_cannot_take_is_a_usage_error(pytester):
 
 def test_json_report_names_the_server_a_provider_variable_chose(pytester, servers, tmp_path, monkeypatch):
     """No --judge-api-base, OPENAI_BASE_URL set: the requests go there and the header, the JSON
-    and the cache key say so (issue 24 item 1)."""
+    and the cache key say so."""
     served, trap = servers
     monkeypatch.setenv("OPENAI_BASE_URL", served.url)
     pytester.makepyfile("""
@@ -392,7 +392,7 @@ def test_calls_outside_any_test_travel_from_xdist_workers_to_the_report(pytester
     assert totals == {"single": 5, "xdist": 8}  # 3 at collection per process + 2 in the test
 
 
-# ---------------------------------------------------------------- rough edges (issue 21 item 6)
+# ---------------------------------------------------------------- rough edges
 def test_a_missing_provider_key_is_named_and_sends_nothing(monkeypatch, tmp_path):
     from pytest_judgerel.errors import MissingKeyError
     from pytest_judgerel.llm import LLMClient, LLMRequest, LLMSettings
@@ -402,7 +402,7 @@ def test_a_missing_provider_key_is_named_and_sends_nothing(monkeypatch, tmp_path
     with LLMClient(LLMSettings(cache_mode="off", max_attempts=3, backoff_base=0.01)) as client:
         with pytest.raises(MissingKeyError) as info:
             client.complete(LLMRequest(model="openai/gpt-4o-mini", messages=({"role": "user", "content": "x"},)))
-        assert client.stats.retries == 0 and client.stats.errors == 0  # nothing was sent (issue 31)
+        assert client.stats.retries == 0 and client.stats.errors == 0  # nothing was sent
     message = str(info.value)
     assert "OPENAI_API_KEY" in message and "no request was sent" in message and "HTTP" not in message
 
@@ -424,7 +424,7 @@ def test_a_missing_provider_key_stops_the_session_at_the_first_failure(pytester,
 
 def test_the_report_never_names_a_session_model_that_judged_nothing():
     """Only a marker named the model (scripted): the report's model is the one that judged, and
-    the session's embedded default is marked unused (issue 24)."""
+    the session's embedded default is marked unused."""
     from pytest_judgerel.report.build import SessionRun, build_report
 
     embedded = {"model": "local/smollm2", "api_base": None, "source": "embedded default"}

@@ -189,7 +189,7 @@ def test_equivalence_test_bad_input():
 
 
 def test_equivalence_test_skewed_differences_keep_alpha():
-    """Issue 31: a bonus of +0.6 for 1 item in 12 (true shift 0.05 = the margin): plain t said
+    """A bonus of +0.6 for 1 item in 12 (true shift 0.05 = the margin): plain t says
     "equivalent" 11.5% of the time at n = 60, the default (Hall + bootstrap-t) at most alpha."""
     from pytest_judgerel.stats import equivalence_test
 
@@ -222,7 +222,7 @@ def test_equivalence_test_without_spread():
     from pytest_judgerel.stats import equivalence_test
 
     zeros = [0.0] * 20
-    assert not equivalence_test(zeros, 0.05).equivalent  # before issue 31: p = 0
+    assert not equivalence_test(zeros, 0.05).equivalent  # no spread is no evidence (p is not 0)
     res = equivalence_test(zeros, 0.05, bound=1.0)
     assert res.method == "exact" and res.p_upper == pytest.approx(0.95 ** 20) and not res.equivalent
     assert res.p_lower == pytest.approx(0.95 ** 20)

@@ -164,9 +164,9 @@ def test_invariant_to_judge_order_and_to_each_judges_scale(seed, order, scales, 
 
 
 def test_noisy_gold_never_reads_above_k_and_never_raises():
-    """Issue 31: against 3 noisy raters the gold-noise correction scatters r around 0 for
-    independent judges; the uncapped k / (1 + (k - 1) r) read up to 2,458 for 8 judges and raised
-    below r = -1/(k - 1).  Now the value is capped at k and ``capped`` says so."""
+    """Against 3 noisy raters the gold-noise correction scatters r around 0 for
+    independent judges; uncapped, k / (1 + (k - 1) r) reads up to 2,458 for 8 judges and is undefined
+    below r = -1/(k - 1).  The value is capped at k and ``capped`` says so."""
     rng = np.random.default_rng(31)
     capped = 0
     for _ in range(200):

@@ -1,4 +1,4 @@
-"""Issue 31: the equivalence test (TOST) under skew -- Cochran's rule n > 25 g^2 on the side of
+"""The equivalence test (TOST) under skew -- Cochran's rule n > 25 g^2 on the side of
 the long tail makes the default test inconclusive instead of anti-conservative."""
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ def _score_statistic(theta0, p, q0, q1, n, m0, m1):
     g = (1.0, 1.0 - theta0, -theta0)
     x, sizes = (p, q0, q1), (n, m0, m1)
     r = p - (1 - q0) * (1 - theta0) - q1 * theta0
-    cc = 0.25 / n + (1 - theta0) * 0.25 / m0 + theta0 * 0.25 / m1  # a quarter count (issue 31: half was too wide)
+    cc = 0.25 / n + (1 - theta0) * 0.25 / m0 + theta0 * 0.25 / m1  # a quarter count (half is too wide)
     r = math.copysign(max(0.0, abs(r) - cc), r)
 
     def variances(pt):
@@ -198,7 +198,7 @@ def test_unknown_interval_method_is_refused():
 
 
 def test_chance_level_calibration_says_what_calibration_set_is_needed():
-    """Issue 31: a calibration set drawn at random from a good system's outputs holds few failed
+    """A calibration set drawn at random from a good system's outputs holds few failed
     items; the error names the two group sizes and asks for a set stratified by human label."""
     pairs = [(True, False)] * 3 + [(False, False)] * 1 + [(True, True)] * 35 + [(False, True)] * 15
     with pytest.raises(ReliabilityError) as exc:

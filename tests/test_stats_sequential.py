@@ -1,4 +1,4 @@
-"""Sequential gates (issue 28): stop early once the cap's verdict is settled, the fixed verdict at the cap."""
+"""Sequential gates: stop early once the cap's verdict is settled, the fixed verdict at the cap."""
 
 import math
 

@@ -1,5 +1,5 @@
-"""Issue 31: the predictive p_pass over repeats (recentring, the rough flag) and the mutants
-that used to survive (p_pass_new_items copied from p_pass; the repeats stage resampling items)."""
+"""The predictive p_pass over repeats (recentring, the rough flag), and the planted bugs these
+tests kill (p_pass_new_items copied from p_pass; the repeats stage resampling items)."""
 
 from __future__ import annotations
 

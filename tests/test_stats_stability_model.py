@@ -1,4 +1,4 @@
-"""Issue 31: the predictive p_pass over repeats drawn from the one-way random-effects model
+"""The predictive p_pass over repeats drawn from the one-way random-effects model
 (variance components from their posterior, then a simulated rerun), as the ICC gates use it."""
 
 from __future__ import annotations

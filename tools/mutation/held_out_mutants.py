@@ -1,7 +1,7 @@
 """Held-out mutants: do plausible bugs, written by hand and never shown to the tests' authors
 while they wrote the tests, make the tests about the changed code fail?
 
-Issue 31 measured the suite against hand-written bugs of a few kinds (the fast HTTP path, retries,
+The suite was measured against hand-written bugs of a few kinds (the fast HTTP path, retries,
 the cache writer, prices, the gate conclusion, settings, seed 001's reproduction, statistics) and
 listed the ones that survived; tests were then written for each listed bug.  A test suite tuned
 to a known list says little about the next bug, so this script keeps *new* bugs of the same kinds
@@ -88,7 +88,7 @@ MODULES: dict[str, list[str]] = {
     "sequential": ["stats/sequential.py"],
 }
 
-#: The whole relevant test set of each kind (issue 31): every test file that is about the kind's
+#: The whole relevant test set of each kind: every test file that is about the kind's
 #: modules, i.e. that imports one of them, or calls the public entry point that runs through them
 #: (the LLM client over HTTP for wire, retry, cache and prices; a gate and the recorder's
 #: report-only / require-stable / max-parse-failures for gates; settings resolution and the

@@ -1,4 +1,4 @@
-"""What a new user met on a clean clone with the README only (issue 31), one block per finding.
+"""What a new user met on a clean clone with the README only, one block per finding.
 
 Each test reproduces the finding as the user met it (a pytest run in a subprocess, a client call,
 a report built from plain data) and asserts the fixed behaviour.

@@ -369,8 +369,9 @@ def test_run_examples_shows_skip_reasons():
 
 
 def test_a_marker_naming_an_in_process_model_does_not_inherit_the_sessions_server():
-    """With --judge-api-base set, every bias-probe example (``judge(model="scripted/...")``)
-    errored ("takes no api_base"), and the JSON, which then listed only tests with records, hid it."""
+    """With --judge-api-base set, a marker naming an in-process model (``judge(model="scripted/...")``,
+    as in the bias-probe examples) resolves without the session's server, key or "takes no api_base"
+    error; a server-backed model still inherits the session's api_base."""
     from pytest_judgerel.llm.endpoint import Endpoint, resolve_endpoint
 
     session = Endpoint(model="openai/served", api_base="http://127.0.0.1:9/v1", api_key="k", source="--judge-model")
@@ -382,9 +383,9 @@ def test_a_marker_naming_an_in_process_model_does_not_inherit_the_sessions_serve
 
 
 def test_readme_and_quickstart_say_the_same_about_the_embedded_model(pytester):
-    """The README's 30-second example failed 4 of 4 gates on the default model without
-    saying so, and README (skip) and quickstart (fail) disagreed.  The count the docs give is the
-    count of gates in the example's tests that do not request ``real_judge``."""
+    """README and quickstart both say the 30-second example fails all its gates on the default
+    model and that the ``real_judge`` tests skip on it.  The count the docs give is the count of
+    gates in the example's tests that do not request ``real_judge``."""
     import ast
 
     readme = (ROOT / "README.md").read_text()

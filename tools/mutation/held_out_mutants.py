@@ -1,12 +1,12 @@
 """Held-out mutants: do plausible bugs, written by hand and never shown to the tests' authors
 while they wrote the tests, make the tests about the changed code fail?
 
-The suite was measured against hand-written bugs of a few kinds (the fast HTTP path, retries,
-the cache writer, prices, the gate conclusion, settings, seed 001's reproduction, statistics) and
-listed the ones that survived; tests were then written for each listed bug.  A test suite tuned
-to a known list says little about the next bug, so this script keeps *new* bugs of the same kinds
-as data (:data:`BUGS`: file, exact original text, replacement, kind, why it is a real change) and
-measures how many the relevant tests catch.
+The tests of a few kinds of code (the fast HTTP path, retries, the cache writer, prices, the
+gate conclusion, settings, seed 001's reproduction, statistics) include tests written to kill a
+known list of hand-written bugs.  A test suite tuned to a known list says little about the next
+bug, so this script keeps *new* bugs of the same kinds as data (:data:`BUGS`: file, exact
+original text, replacement, kind, why it is a real change) and measures how many the relevant
+tests catch.
 
 Each bug is planted in a throw-away copy of the project (the working tree is never edited), the
 whole relevant test set of its kind runs with ``-x -q -n 0 -p no:cacheprovider`` under a

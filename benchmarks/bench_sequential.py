@@ -197,10 +197,10 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
         return least is not None and least <= goal
 
     designs = _by_design(clear)
-    within = [c for cs in designs.values() if all(reachable(c) for c in cs) for c in cs]
+    graded = {label for label, cs in designs.items() if all(reachable(c) for c in cs)}
+    within = [c for c in clear if c.design.label() in graded]
     beyond = [c for c in clear if not reachable(c)]
-    elsewhere = [c for c in clear if reachable(c) and c not in within]  # a truth of a design that cannot meet it
-    n_designs = sum(all(reachable(c) for c in cs) for cs in designs.values())
+    elsewhere = [c for c in clear if reachable(c) and c.design.label() not in graded]  # of a design that cannot
     lines: list[Line] = []
     if within:
         if refresh is None:
@@ -208,7 +208,7 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
         else:
             worst, text = fresh_worst(within, refresh)
         lines.append((f"sequential_calls_worst[{name}, designs with {kind} <= {goal} at every clear truth]",
-                      f"{text} ({n_designs} of {len(designs)} designs, {len(within)} of {len(clear)} designs and "
+                      f"{text} ({len(graded)} of {len(designs)} designs, {len(within)} of {len(clear)} designs and "
                       f"truths)", f"<= {goal}", worst <= goal))
     if elsewhere:
         worst, text = (max(float(np.mean(c.shares)) for c in elsewhere), _worst(elsewhere)) if refresh is None \

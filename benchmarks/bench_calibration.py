@@ -23,8 +23,8 @@ resamples that pass (``predictive=False``) -- is scored against the new-items re
 Goals (each number): every bin with 30+ data sets within 0.08 of its observed rerun pass rate,
 Brier <= 0.9 x the best constant's.
 
-**Issue 31 designs** (``--designs N``, default 1000 data sets each, 0 to skip): ICC(A,1) >= t, true
-ICC uniform on t +- 0.15 (0.60-0.90 at the issue's t = 0.75), through
+**Named designs** (``--designs N``, default 1000 data sets each, 0 to skip): ICC(A,1) >= t, true
+ICC uniform on t +- 0.15 (0.60-0.90 at t = 0.75), through
 :func:`pytest_judgerel.gates.stability.icc_gate_stability` exactly as the gate calls it (1000 simulated
 reruns of the one-way model); each data set's rerun pass probability is the share of 20 reruns
 that pass (same items with new samples, and new items).  Designs: 40 x 4 at t = 0.75, 0.6 and 0.9;
@@ -119,7 +119,7 @@ WINDOW = 0.15  # true ICC uniform on threshold +- WINDOW (the issue: 0.60-0.90 a
 
 def simulate_designs(rng: np.random.Generator, datasets: int, reruns: int = 20, window: float = WINDOW,
                      only: Sequence[str] | None = None) -> dict[str, tuple[list, list, bool]]:
-    """Issue 31 designs (module docstring): per data set the gate's p_pass / p_pass_new_items and
+    """The named designs (module docstring): per data set the gate's p_pass / p_pass_new_items and
     the share of ``reruns`` reruns that pass; the flag says whether every data set was rough."""
     from pytest_judgerel.gates.stability import icc_gate_stability
 
@@ -191,11 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", type=int, default=4000)
     ap.add_argument("--boot", type=int, default=200)
-    ap.add_argument("--designs", type=int, default=1000, help="data sets per issue-31 design (0: skip)")
+    ap.add_argument("--designs", type=int, default=1000, help="data sets per named design (0: skip)")
     ap.add_argument("--wide", action="store_true", help="also the rough designs with true ICC on threshold +- 0.3")
     ap.add_argument("--quick", action="store_true", help="400 data sets per setting, 60 per design")
     ap.add_argument("--design", action="append", choices=[d[0] for d in DESIGNS],
-                    help="only this issue-31 design (repeatable; skips the settings above them)")
+                    help="only this named design (repeatable; skips the settings above them)")
     ap.add_argument("--design-seed", type=int, default=31, help="the designs' seed (default 31)")
     args = ap.parse_args(argv)
     if args.quick:

@@ -24,8 +24,9 @@ Goals, on every scale and noise level:
   histories (the repeated per-session test is printed beside it for contrast);
 * the monitor catches slow drift (0.005 R per run, 0.1 R after 20 runs) in >= 95% of histories;
 * attribution: the scripted scenarios (judge shift only, judge noise change only, system change
-  only, neither; one fixed seed per scenario and noise level) are attributed right in 100%, and
-  each case over many seeds in >= 95% (the "judge shift" case cannot beat the detection rate);
+  only, neither; one fixed seed per scenario and noise level, the same whatever ``--seed``) are
+  attributed right in 100%, and each case over many seeds in >= 95% (the "judge shift" case cannot
+  beat the detection rate);
 * cost: anchor calls per session <= 40 (10% of a 400-call suite), at most and on average.
 
 Seeded; a full run takes about 10 minutes on one free core, ``--quick`` about 3.
@@ -48,6 +49,9 @@ SCALES = ("1-5", "0-5", "0-10", "0-100")
 NOISES = (0.05, 0.075, 0.10)
 SHIFT = 0.10
 PARTIAL = 0.30  # the share of items a partial shift moves (by SHIFT / PARTIAL: a mean shift of SHIFT)
+SCRIPTED_SEED = 29
+"""The scripted attribution cases' seed, whatever ``--seed`` draws: they are a fixed list of scenarios
+(a regression check), while ``--seed`` draws the data of every rate the goals grade."""
 NOISE_FACTOR = 3.0  # the attribution's scripted noise change: per-sample sd x 3
 NOISE_DOUBLING = 2.0
 SUITE_CALLS = 400
@@ -241,7 +245,7 @@ def _monitor_and_attribution(rng: np.random.Generator, ten: Scale, n_hist: int, 
     scripted_right, scripted_total = 0, 0
     for noise in NOISES:
         for scenario, expected in EXPECTED.items():
-            verdict = attribution_case(np.random.default_rng([args.seed, int(noise * 1000), len(scenario)]),
+            verdict = attribution_case(np.random.default_rng([SCRIPTED_SEED, int(noise * 1000), len(scenario)]),
                                        scenario, noise, seed=0)
             scripted_right += verdict == expected
             scripted_total += 1
@@ -251,7 +255,8 @@ def _monitor_and_attribution(rng: np.random.Generator, ten: Scale, n_hist: int, 
                f"({scripted_right / scripted_total:.0%})", ">= 100%", scripted_right == scripted_total)
     reps = args.seeds or (100 if args.quick else 300)
     for scenario, expected in EXPECTED.items():
-        rates_, wrong = [], {}
+        rates_: list[float] = []
+        wrong: dict[str, int] = {}
         for noise in NOISES:
             verdicts = [attribution_case(rng, scenario, noise, seed=r) for r in range(reps)]
             rates_.append(sum(v == expected for v in verdicts) / reps)

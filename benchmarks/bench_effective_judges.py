@@ -5,7 +5,7 @@ Run: python benchmarks/bench_effective_judges.py [--reps N] [--seed S]
 Each replication draws 300 items with a true score T and a panel of six judges whose errors
 ``c + u_j`` share a component c (variance rho) and have their own u_j (variance 1 - rho), so the
 true pairwise error correlation is rho and the true effective number is 6 / (1 + 5 rho).
-``stats.effective_judges(scores, human=gold)`` is computed.  Goals (issue 23), as the mean over
+``stats.effective_judges(scores, human=gold)`` is computed.  Goals, as the mean over
 replications and in at least 95% of them:
 
 * independent errors (rho = 0), gold = T: within 6 +/- 1;
@@ -15,7 +15,7 @@ replications and in at least 95% of them:
   gold-noise correction): the mean within 6 +/- 1 (single replications scatter more, the
   gold's own noise is in every error).
 
-* bounded (issue 31): 8 independent judges against the mean of 3 noisy raters (noise sd 1, as
+* bounded: 8 independent judges against the mean of 3 noisy raters (noise sd 1, as
   large as the judges'), 150 and 50 items: the value never above k = 8 and no error in any
   replication (the gold-noise correction scatters r around 0; uncapped, the formula read up
   to 2,458 and raised when r fell below -1/(k-1)).  The share of capped runs is printed.

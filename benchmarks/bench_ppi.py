@@ -5,7 +5,7 @@ Run: python benchmarks/bench_ppi.py [--reps N] [--seed S]
 Each replication draws a population of items with a true human score; humans label n = 100 of
 them, a biased judge (other scale, offset) correlated r with the human labels scores all
 n + N = 2,100.  ``stats.ppi_mean`` (tuned, 95%) is computed, and the human-only t interval beside
-it.  Goals (issue 23): coverage of the true population mean within 93-97%, each tail missing
+it.  Goals: coverage of the true population mean within 93-97%, each tail missing
 1-4% of the time (nominal 2.5%: the interval must not lean to one side), mean width at least 25%
 below the human-only interval (ratio <= 0.75).  Scenarios:
 

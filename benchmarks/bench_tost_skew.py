@@ -13,7 +13,7 @@ have zero spread).  Power is shown for
 a judge without bias (mean 0, sd 0.1).
 
 Goal: false "equivalent" <= alpha + 0.01 in every setting (default method): the bonus settings
-of issue 31, continuous skew (exponential, lognormal, gamma) at n = 20 to 150, and the
+(above), continuous skew (exponential, lognormal, gamma) at n = 20 to 150, and the
 symmetric check.  Without Cochran's rule (``n > 25 g^2`` on the long-tail side; see
 :mod:`pytest_judgerel.stats.bias`) the default gave 0.063-0.065 on exponential and 0.07-0.11 on
 lognormal differences; ``hall`` and ``t`` columns show the parts without the rule.  Power is

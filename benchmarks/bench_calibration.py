@@ -17,8 +17,8 @@ Both use :func:`pytest_judgerel.stats.verdict_stability` with ``predictive=True`
 :mod:`pytest_judgerel.gates.stability` calls it.  For each number the reliability table bins data sets
 by predicted probability (deciles 0-0.1, ..., 0.9-1) and compares the mean prediction with the
 observed rerun pass rate; the Brier score is compared with that of the best constant (the
-observed pass rate itself, r(1 - r)).  For contrast the old number -- the bootstrap share of
-resamples that pass (``predictive=False``) -- is scored against the new-items rerun.
+observed pass rate itself, r(1 - r)).  For contrast the bootstrap share of resamples that pass
+(``predictive=False``: a resampling share, not a prediction) is scored against the new-items rerun.
 
 Goals (each number): every bin with 30+ data sets within 0.08 of its observed rerun pass rate,
 Brier <= 0.9 x the best constant's.

@@ -34,7 +34,7 @@ from: n 40-400, k 1-3, ties 0-0.30, bias 0.50-0.60, c 2-10, margin 0-0.10; truth
 anchor, same data) and by the sequential rule on its item prefixes.  Goals:
 4. |P(seq pass) - P(fixed pass)| <= 0.03 at every design and truth, graded on fresh data sets:
    the 3 worst cells on the benchmark's data sets are measured again on ``--seq-fresh`` independent
-   ones and the largest fresh gap graded (the worst of 42 noisy estimates is biased upwards);
+   ones and the largest fresh gap graded (the worst of many noisy estimates is biased upwards);
 5. pass stops reversed by the cap (an early pass where the fixed gate on the cap's data fails)
    <= 0.01 of the data sets (pooled);
 6. where the fixed verdict is 95% predictable (P(fixed pass) >= 0.95 or <= 0.05) the sequential
@@ -226,10 +226,15 @@ class SeqCell:
         return abs(self.p_seq - self.p_fix)
 
 
+def seq_truth(d: Design, j: int) -> float:
+    """The win rate ``SEQ_OFFSETS[j]`` from design ``d``'s threshold, kept within 0.03-0.97."""
+    return min(0.97, max(0.03, 0.5 - d.margin + SEQ_OFFSETS[j]))
+
+
 def seq_cell(d: Design, i: int, j: int, reps: int, rng: np.random.Generator) -> SeqCell:
-    """``reps`` data sets of design ``d`` (number ``i``) at truth ``SEQ_OFFSETS[j]`` from its threshold."""
+    """``reps`` data sets of design ``d`` (number ``i``) at truth :func:`seq_truth` ``(d, j)``."""
     threshold = 0.5 - d.margin
-    mu = solve_mu(min(0.97, max(0.03, threshold + SEQ_OFFSETS[j])), d)
+    mu = solve_mu(seq_truth(d, j), d)
     runs = [sequential_run(simulate(d, mu, rng, True), threshold) for _ in range(reps)]
     return SeqCell(i, j, sum(r[0] for r in runs) / reps, sum(r[1] for r in runs) / reps,
                    float(np.mean([r[2] for r in runs])) / d.n, sum(r[1] and not r[0] and r[2] < d.n for r in runs),
@@ -247,7 +252,7 @@ def sequential_section(args: argparse.Namespace) -> int:
         row = [seq_cell(d, i, j, reps, np.random.default_rng([args.seed, i, j])) for j in range(len(SEQ_OFFSETS))]
         cells += row
         print(f"  {d}\n    " + "\n    ".join(
-            f"W={min(0.97, max(0.03, 0.5 - d.margin + SEQ_OFFSETS[c.truth])):.2f}: fixed {c.p_fix:.2f} "
+            f"W={seq_truth(d, c.truth):.2f}: fixed {c.p_fix:.2f} "
             f"seq {c.p_seq:.2f} calls {c.share:.2f}" for c in row), flush=True)
     ok4, gap_line = _fresh_gap(cells, designs, fresh, args.seed)
     total = sum(c.reps for c in cells)
@@ -267,7 +272,7 @@ def sequential_section(args: argparse.Namespace) -> int:
 def _fresh_gap(cells: list[SeqCell], designs: list[Design], fresh: int, seed: int,
                candidates: int = 3) -> tuple[bool, str]:
     """The operating-characteristic goal graded without the winner's curse: the largest gap of a few
-    cells is biased upwards on their own data sets (the worst of 42 noisy estimates), so the
+    cells is biased upwards on their own data sets (the worst of many noisy estimates), so the
     ``candidates`` worst are measured again on ``fresh`` independent data sets each and the largest
     fresh gap is graded; each candidate's "there -> fresh" pair is printed, with the fresh SE."""
     worst = sorted(cells, key=lambda c: c.gap, reverse=True)[:candidates]

@@ -64,7 +64,7 @@ def _icc(x: np.ndarray) -> float:
 def simulate_icc(rng: np.random.Generator, datasets: int, boot: int) -> dict[str, tuple[list, list]]:
     stat = icc_statistic("A,1")
     out: dict[str, tuple[list, list]] = {"p_pass (same items)": ([], []), "p_pass_new_items": ([], []),
-                                         "old bootstrap share vs new items": ([], [])}
+                                         "bootstrap share vs new items": ([], [])}
     for d in range(datasets):
         n, k = (30, 40)[d % 2], (3, 5)[(d // 2) % 2]
         rho = rng.uniform(THRESHOLD - 0.25, THRESHOLD + 0.25)
@@ -75,12 +75,12 @@ def simulate_icc(rng: np.random.Generator, datasets: int, boot: int) -> dict[str
                                  model="one-way")
         new = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d, predictive=True,
                                 model="one-way")
-        old = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d)
+        share = verdict_stability(stat, x, THRESHOLD, resample="items+repeats", n_boot=boot, seed=d)
         rerun_same = _icc(mu[:, None] + rng.normal(size=(n, k))) >= THRESHOLD
         rerun_new = _icc(rng.normal(0, sd_item, n)[:, None] + rng.normal(size=(n, k))) >= THRESHOLD
         for key, p, hit in (("p_pass (same items)", same.p_pass, rerun_same),
                             ("p_pass_new_items", new.p_pass, rerun_new),
-                            ("old bootstrap share vs new items", old.p_pass, rerun_new)):
+                            ("bootstrap share vs new items", share.p_pass, rerun_new)):
             out[key][0].append(p)
             out[key][1].append(hit)
     return out
@@ -92,15 +92,15 @@ def simulate_mean(rng: np.random.Generator, datasets: int, boot: int) -> dict[st
 
     mean.vectorized = True  # type: ignore[attr-defined]
     out: dict[str, tuple[list, list]] = {"mean gate p_pass (new items)": ([], []),
-                                         "mean gate old bootstrap share": ([], [])}
+                                         "mean gate bootstrap share": ([], [])}
     n = 30
     for d in range(datasets):
         mu = rng.uniform(-0.5, 0.5)
         x = rng.normal(mu, 1.0, n)
         new = verdict_stability(mean, x, 0.0, resample="items", n_boot=boot, seed=d, predictive=True)
-        old = verdict_stability(mean, x, 0.0, resample="items", n_boot=boot, seed=d)
+        share = verdict_stability(mean, x, 0.0, resample="items", n_boot=boot, seed=d)
         hit = rng.normal(mu, 1.0, n).mean() >= 0.0
-        for key, p in (("mean gate p_pass (new items)", new.p_pass), ("mean gate old bootstrap share", old.p_pass)):
+        for key, p in (("mean gate p_pass (new items)", new.p_pass), ("mean gate bootstrap share", share.p_pass)):
             out[key][0].append(p)
             out[key][1].append(hit)
     return out
@@ -114,7 +114,7 @@ DESIGNS = [  # name, n, k, item-dependent noise, ordinal, threshold
     ("30x4 item-dependent noise", 30, 4, True, False, 0.75), ("40x4 item-dependent noise", 40, 4, True, False, 0.75),
     ("40x4 ratings 1-5", 40, 4, False, True, 0.75),
 ]
-WINDOW = 0.15  # true ICC uniform on threshold +- WINDOW (the issue: 0.60-0.90 around 0.75)
+WINDOW = 0.15  # true ICC uniform on threshold +- WINDOW (0.60-0.90 around 0.75)
 
 
 def simulate_designs(rng: np.random.Generator, datasets: int, reruns: int = 20, window: float = WINDOW,
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                                       **simulate_mean(rng, args.datasets, args.boot)}
     ok = True
     for name, (p, hit) in results.items():
-        ok &= score(name, p, hit, graded="old" not in name)
+        ok &= score(name, p, hit, graded="bootstrap share" not in name)
     if args.designs:
         rough_designs = []
         for name, (p, hit, rough) in simulate_designs(np.random.default_rng(args.design_seed), args.designs,

@@ -80,7 +80,7 @@ def draw_settings(count: int, seed: int) -> list[tuple]:
 
 
 def tail_limit(reps: int) -> float:
-    """0.025 plus 2 Monte Carlo standard errors of a tail measured on ``reps`` data sets."""
+    """0.025 plus 2 Monte Carlo standard errors of a tail rate measured on ``reps`` data sets."""
     return NOMINAL + 2 * math.sqrt(NOMINAL * (1 - NOMINAL) / reps)
 
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         drawn.append((s, lo, hi))
         print(f"{_row(s)} | {lo:12.4f} {hi:5.4f}", flush=True)
     pooled = float(np.mean([row[1] for row in drawn] + [row[2] for row in drawn]))
-    pooled_limit = NOMINAL + 2 * math.sqrt(NOMINAL * (1 - NOMINAL) / (2 * args.reps * len(drawn)))
+    pooled_limit = tail_limit(2 * args.reps * len(drawn))  # every tail of every drawn setting together
     ok_worst, worst_line = grade(drawn, args.fresh, args.seed)
     print(f"({len(SETTINGS)} named and {len(drawn)} drawn settings x {args.reps} data sets, "
           f"{time.perf_counter() - t0:.1f} s)")

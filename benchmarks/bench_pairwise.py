@@ -47,13 +47,17 @@ import argparse
 import math
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy import integrate, optimize, stats
 
-from pytest_judgerel.stats.pairwise import win_rate
-from pytest_judgerel.stats.proportion import clopper_pearson
-from pytest_judgerel.stats.sequential_pairwise import comparison_schedule, comparison_sequential_look
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.harness
+
+from benchmarks.harness.fresh import remeasure_worst  # noqa: E402
+from pytest_judgerel.stats.pairwise import win_rate  # noqa: E402
+from pytest_judgerel.stats.proportion import clopper_pearson  # noqa: E402
+from pytest_judgerel.stats.sequential_pairwise import comparison_schedule, comparison_sequential_look  # noqa: E402
 
 ALPHA = 0.05
 EFFECT = 0.55
@@ -271,19 +275,18 @@ def sequential_section(args: argparse.Namespace) -> int:
 
 def _fresh_gap(cells: list[SeqCell], designs: list[Design], fresh: int, seed: int,
                candidates: int = 3) -> tuple[bool, str]:
-    """The operating-characteristic goal graded without the winner's curse: the largest gap of a few
-    cells is biased upwards on their own data sets (the worst of many noisy estimates), so the
-    ``candidates`` worst are measured again on ``fresh`` independent data sets each and the largest
-    fresh gap is graded; each candidate's "there -> fresh" pair is printed, with the fresh SE."""
-    worst = sorted(cells, key=lambda c: c.gap, reverse=True)[:candidates]
-    again = [seq_cell(designs[c.design], c.design, c.truth, fresh, np.random.default_rng([seed, c.design, c.truth, 1]))
-             for c in worst]
-    graded = max(again, key=lambda c: c.gap)
-    pairs = " / ".join(f"design {c.design} truth {SEQ_OFFSETS[c.truth]:+.2f}: {c.gap:.3f} -> {f.gap:.3f} "
-                       f"(SE {_gap_se(f):.3f})" for c, f in zip(worst, again))
+    """The operating-characteristic goal graded without the winner's curse (:mod:`benchmarks.harness.fresh`):
+    the ``candidates`` cells with the largest gaps are measured again on ``fresh`` independent data sets
+    each and the largest fresh gap is graded; each candidate's "there -> fresh" pair is printed, with
+    the fresh SE."""
+    pairs = remeasure_worst(cells, lambda c: c.gap, lambda _, c: seq_cell(
+        designs[c.design], c.design, c.truth, fresh, np.random.default_rng([seed, c.design, c.truth, 1])), candidates)
+    graded = max((f for _, f in pairs), key=lambda c: c.gap)
+    there = " / ".join(f"design {c.design} truth {SEQ_OFFSETS[c.truth]:+.2f}: {c.gap:.3f} -> {f.gap:.3f} "
+                       f"(SE {_gap_se(f):.3f})" for c, f in pairs)
     return graded.gap <= 0.03, (f"{graded.gap:.3f} on {fresh} fresh data sets at {designs[graded.design]}, "
                                 f"truth {SEQ_OFFSETS[graded.truth]:+.2f} from the threshold; the {candidates} worst "
-                                f"on the benchmark's data sets, there -> fresh: {pairs}")
+                                f"on the benchmark's data sets, there -> fresh: {there}")
 
 
 def _gap_se(c: SeqCell) -> float:

@@ -45,6 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.harness
 
+from benchmarks.harness.fresh import remeasure_worst  # noqa: E402
 from benchmarks.harness.sequential_designs import (  # noqa: E402
     Cell,
     IccDesign,
@@ -154,10 +155,9 @@ def fresh_worst(within: list[Cell], refresh: Refresh) -> tuple[float, str]:
     """The worst calls share re-estimated on fresh data sets: the :data:`FRESH_TOP` worst designs and
     truths on the benchmark's data sets are the candidates, each measured again on data sets drawn
     independently of the ones that picked it (``refresh``), and the largest fresh mean is graded.
-    The maximum of many noisy means is biased upward (the winner's curse); selecting on one draw and
-    estimating on another removes that bias from the graded figure."""
-    ranked = sorted(within, key=lambda c: float(np.mean(c.shares)), reverse=True)[:FRESH_TOP]
-    fresh = [(float(np.mean(shares)), len(shares), c) for c in ranked for shares in (refresh(c),)]
+    (:mod:`benchmarks.harness.fresh`: the maximum of many noisy means is biased upward)."""
+    pairs = remeasure_worst(within, lambda c: float(np.mean(c.shares)), lambda _, c: refresh(c), FRESH_TOP)
+    fresh = [(float(np.mean(shares)), len(shares), c) for c, shares in pairs]
     worst, n, cell = max(fresh, key=lambda row: row[0])
     picked = " / ".join(f"{c.design.label().split()[0]} truth {c.truth:.3f} {float(np.mean(c.shares)):.3f} -> {m:.3f}"
                         for m, _, c in fresh)

@@ -35,10 +35,14 @@ import argparse
 import math
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from pytest_judgerel.stats import equivalence_test
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # a script: the project root, for benchmarks.harness
+
+from benchmarks.harness.fresh import remeasure_worst  # noqa: E402
+from pytest_judgerel.stats import equivalence_test  # noqa: E402
 
 ALPHA = 0.05
 MARGIN = 0.05
@@ -132,18 +136,19 @@ def mirrored(draw):
 
 
 def grade(drawn: list[tuple[tuple, bool, float]], fresh: int, seed: int, candidates: int = 3) -> tuple[bool, str]:
-    """The drawn settings' goal on fresh data sets: the ``candidates`` of ``drawn`` ((setting,
-    two-sided, rate)) with the highest false-"equivalent" rate are measured again on ``fresh`` data
-    sets each (the highest of many noisy rates is biased upwards) and the highest fresh rate graded."""
-    worst = sorted(drawn, key=lambda row: row[2], reverse=True)[:candidates]
-    again = []
-    for i, (setting, two, _) in enumerate(worst):
+    """The drawn settings' goal on fresh data sets (:mod:`benchmarks.harness.fresh`): the ``candidates``
+    of ``drawn`` ((setting, two-sided, rate)) with the highest false-"equivalent" rate are measured
+    again on ``fresh`` data sets each and the highest fresh rate graded."""
+    def measure(rank: int, row: tuple[tuple, bool, float]) -> float:
+        setting, two, _ = row
         draw = family(*setting[:3])
-        again.append(rate(mirrored(draw) if two else draw, setting[3], fresh, seed * 1000 + 900 + i, two_sided=two))
-    top = max(range(len(again)), key=lambda i: again[i])
-    pairs = " / ".join(f"{_name(s, two)}: {r:.3f} -> {f:.3f}" for (s, two, r), f in zip(worst, again))
-    return again[top] <= GOAL, (f"{again[top]:.3f} on {fresh} fresh data sets at {_name(*worst[top][:2])} (the "
-                                f"{candidates} highest there -> fresh: {pairs}) goal<={GOAL:.2f}")
+        return rate(mirrored(draw) if two else draw, setting[3], fresh, seed * 1000 + 900 + rank, two_sided=two)
+
+    pairs = remeasure_worst(drawn, lambda row: row[2], measure, candidates)
+    (setting, two, _), value = max(pairs, key=lambda pair: pair[1])
+    there = " / ".join(f"{_name(s, t)}: {r:.3f} -> {f:.3f}" for (s, t, r), f in pairs)
+    return value <= GOAL, (f"{value:.3f} on {fresh} fresh data sets at {_name(setting, two)} (the "
+                           f"{candidates} highest there -> fresh: {there}) goal<={GOAL:.2f}")
 
 
 def _name(setting: tuple, two: bool) -> str:

@@ -27,6 +27,10 @@ the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) 
   cannot hold there), and the other truths of those designs one with the rule's worst (at most
   the goal in that design cannot hold, whatever the rule);
 * agreement >= 0.98 where clear, >= 0.95 on the threshold;
+* for the pass rate, the bounds computed exactly on every design at 999 rates (``exact_rate_lines``:
+  reversed pass stops <= eps_pass, fail stops <= eps_fail, |OC| <= 0.03 at every rate), and as INFO
+  for the designs under 150 items with the most calls the least worst calls of any rule that keeps the
+  promises without knowing the truth (``agnostic_lines``, ``harness/pass_rate_agnostic_bound.py``);
 * the dry run's expected calls (``stats.sequential_plan``, its stated prior) within 0.10 of the
   measured ones per design, over its truths.
 
@@ -245,6 +249,73 @@ def exact_bounds(cells: list[Cell], goal: float, margin: float = 0.05) -> None:
                   f"({time.perf_counter() - t0:.1f} s)", flush=True)
 
 
+def exact_rate_lines(designs: list[RateDesign]) -> list[Line]:
+    """The pass-rate rule's bounds computed exactly on every design, at 999 rates over (0, 1) (not the
+    calibration's grid): P(pass stop before the cap, cap fails) <= eps_pass and P(fail stop, cap passes)
+    <= eps_fail at every rate, so |P(seq pass) - P(fixed pass)| <= 0.03 everywhere, not only at the
+    benchmark's truths and on average over its data sets."""
+    from pytest_judgerel.stats.pass_rate_stops import pass_rate_operating, pass_rate_stops
+    from pytest_judgerel.stats.sequential import pass_rate_cutoff, pass_rate_schedule
+
+    rates = np.linspace(0.001, 0.999, 999)
+    worst = {"reversed": (0.0, ""), "lost": (0.0, ""), "oc": (0.0, "")}
+    for d in designs:
+        cutoff = pass_rate_cutoff(d.n, min_rate=d.min_rate, calibration=d.calibration, use=d.use)
+        if not 0 < cutoff.count <= d.n:
+            continue
+        stops = pass_rate_stops(d.n, cutoff.count, pass_rate_schedule(d.n).looks, PASS_RATE_EPS_PASS,
+                                PASS_RATE_EPS_FAIL)
+        op = pass_rate_operating(stops, rates)
+        for name, values in (("reversed", op.reversed), ("lost", op.lost),
+                             ("oc", np.abs(op.p_seq_pass - op.p_fixed_pass))):
+            i = int(np.argmax(values))
+            if values[i] > worst[name][0]:
+                worst[name] = (float(values[i]), f"{d.label()}, raw pass rate {rates[i]:.3f}")
+    return [("sequential_exact_pass_stop_reversed[pass rate, every design and rate]",
+             f"{worst['reversed'][0]:.4f} at {worst['reversed'][1]}", f"<= eps_pass {PASS_RATE_EPS_PASS:g}",
+             worst["reversed"][0] <= PASS_RATE_EPS_PASS + 1e-4),
+            ("sequential_exact_fail_stop_reversed[pass rate, every design and rate]",
+             f"{worst['lost'][0]:.4f} at {worst['lost'][1]}", f"<= eps_fail {PASS_RATE_EPS_FAIL:g}",
+             worst["lost"][0] <= PASS_RATE_EPS_FAIL + 1e-4),
+            ("sequential_exact_oc[pass rate, every design and rate]",
+             f"max |P(seq pass) - P(fixed pass)| {worst['oc'][0]:.4f} at {worst['oc'][1]}", f"<= {GOAL_OC}",
+             worst["oc"][0] <= GOAL_OC + 1e-4)]
+
+
+def agnostic_lines(name: str, cells: list[Cell], goal: float, top: int = 3) -> list[Line]:
+    """For the ``top`` designs of ``cells`` with the most calls at a clear truth (exact, at the benchmark's
+    truths): the rule's worst clear truth against the least worst any rule can spend that keeps the
+    promises and does not know the truth, at the rule's own looks and with a look after every item
+    (``harness/pass_rate_agnostic_bound.py``; a linear program, solved here for designs under 150 items
+    only: at 442 items it takes more than 15 minutes)."""
+    from benchmarks.harness.pass_rate_agnostic_bound import least_worst_calls
+    from pytest_judgerel.stats.pass_rate_stops import pass_rate_operating, pass_rate_stops
+    from pytest_judgerel.stats.sequential import pass_rate_cutoff, pass_rate_schedule
+
+    rows = []
+    for label, cs in _by_design([c for c in cells if c.clear]).items():
+        d = cs[0].design
+        assert isinstance(d, RateDesign)
+        cal = d.calibration
+        cutoff = pass_rate_cutoff(d.n, min_rate=d.min_rate, calibration=cal, use=d.use)
+        if not 0 < cutoff.count <= d.n or d.n >= 150:
+            continue
+        raws = [cal.sensitivity * c.truth + (1 - cal.specificity) * (1 - c.truth) for c in cs]
+        looks = pass_rate_schedule(d.n).looks
+        stops = pass_rate_stops(d.n, cutoff.count, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
+        rows.append((float(pass_rate_operating(stops, raws).calls_share.max()), label, d, cutoff.count, raws, looks))
+    lines: list[Line] = []
+    for worst, label, d, count, raws, looks in sorted(rows, key=lambda r: -r[0])[:top]:
+        threshold = d.calibration.sensitivity * d.min_rate + (1 - d.calibration.specificity) * (1 - d.min_rate)
+        at_looks = least_worst_calls(d.n, count, looks, raws, threshold_raw=threshold).worst
+        every = least_worst_calls(d.n, count, tuple(range(1, d.n + 1)), raws, threshold_raw=threshold).worst
+        lines.append((f"sequential_calls_agnostic_bound[{name}]", f"{label}: the rule's worst clear truth {worst:.3f} "
+                      f"(exact); no rule that keeps the promises without knowing the truth spends less than "
+                      f"{at_looks:.3f} at its worst clear truth with these looks, {every:.3f} with a look after every "
+                      f"item", f"<= {goal}" + ("" if every <= goal else ": cannot hold here, whatever the looks"), None))
+    return lines
+
+
 def agreement_lines(family: str, cells: list[Cell]) -> list[Line]:
     lines: list[Line] = []
     for what, sub, goal in (("clear", [c for c in cells if c.clear], GOAL_AGREE_CLEAR),
@@ -312,6 +383,7 @@ def grade(icc: list[Cell], rate: list[Cell], refresh: Refresh | None = None) -> 
         exact_bounds(mid, 0.75)
         lines += calls_lines("pass rate >= 150 items", large, 0.35, 0.45, refresh)
         lines += calls_lines("pass rate 40-149 items", mid, None, 0.75, refresh)
+        lines += agnostic_lines("pass rate 40-149 items", mid, 0.75)
         lines += calls_lines("pass rate 20-39 items", [c for c in rate if c.design.n < 40], None, None)
     most = max(max(c.shares) for c in icc + rate)
     lines.append(("sequential_max_calls", f"{most:.3f} of the cap at most", "<= 1.0", most <= 1.0))
@@ -350,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.icc_only:
         print(f"pass-rate gates: {args.rate_designs} designs drawn (seed {args.seed}), {args.rate_datasets} data sets "
               f"per truth; eps_pass {PASS_RATE_EPS_PASS:g}, eps_fail {PASS_RATE_EPS_FAIL:g}")
-        for design in draw_rate_designs(args.rate_designs, args.seed):
+        rate_designs = draw_rate_designs(args.rate_designs, args.seed)
+        for design in rate_designs:
             rate += rate_cells(design, args.rate_datasets, args.seed, plan=not args.no_plan)
         design_table(rate)
     print(f"({sum(len(c.shares) for c in icc)} ICC and {sum(len(c.shares) for c in rate)} pass-rate data sets; "
@@ -364,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         return fresh[key]
 
     lines = grade(icc, rate, refresh)
+    if rate:
+        lines += exact_rate_lines(rate_designs)
     print(f"(fresh data sets for {len(fresh)} candidate designs and truths of the 'any design' lines: "
           f"{sum(len(v) for v in fresh.values())} data sets, {time.perf_counter() - t1:.0f} s)")
     ok = True

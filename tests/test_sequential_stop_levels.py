@@ -61,19 +61,38 @@ def test_eps_sets_both_sides_and_each_side_can_be_overridden():
     assert (look.eps_pass, look.eps_fail) == (0.002, PASS_RATE_EPS_FAIL)
 
 
-def test_a_pass_stop_needs_one_minus_eps_pass():
-    count, p = _count_with_p(0.985, 0.99)
-    assert _look(count, eps_pass=0.02).decision == "pass"
-    strict = _look(count, eps_pass=0.01, eps_fail=0.3)  # a loose fail side does not loosen the pass side
-    assert strict.decision == "continue" and "1 - eps_pass" not in strict.reason
+def _stops(eps_pass=PASS_RATE_EPS_PASS, eps_fail=PASS_RATE_EPS_FAIL):
+    from pytest_judgerel.stats.pass_rate_stops import pass_rate_stops
+    from pytest_judgerel.stats.sequential import pass_rate_schedule
+
+    cutoff = pass_rate_cutoff(N_CAP, min_rate=MIN_RATE, calibration=PERFECT)
+    return pass_rate_stops(N_CAP, cutoff.count, pass_rate_schedule(N_CAP).looks, eps_pass, eps_fail)
 
 
-def test_a_fail_stop_needs_eps_fail():
-    count, p = _count_with_p(0.012, 0.028)
-    assert _look(count, eps_fail=0.03).decision == "fail"
-    assert "eps_fail = 0.030" in _look(count, eps_fail=0.03).reason
-    assert _look(count, eps=0.01).decision == "continue"
-    assert _look(count, eps_pass=0.3, eps_fail=0.01).decision == "continue"  # nor the other way round
+def test_a_pass_stop_needs_the_calibrated_pass_level():
+    stops = _stops()
+    i = 10
+    seen, boundary = stops.looks[i], stops.pass_counts[i]
+    at, below = _look(boundary, seen), _look(boundary - 1, seen)
+    assert at.decision == "pass" and at.p_pass_at_cap >= stops.pass_level
+    assert below.decision == "continue" and below.p_pass_at_cap < stops.pass_level
+    assert "eps_pass = 0.01" in at.reason and f"{stops.pass_level:.4f}" in at.reason
+    # each side is calibrated with the other's stops off: a loose fail side does not loosen the pass side
+    assert _stops(eps_fail=0.3).pass_level == stops.pass_level
+    assert _look(boundary - 1, seen, eps_fail=0.3).decision != "pass"
+    assert _stops(eps_pass=0.05).pass_level < stops.pass_level  # a larger eps_pass stops earlier
+
+
+def test_a_fail_stop_needs_the_calibrated_fail_level():
+    stops = _stops()
+    i = 10
+    seen, boundary = stops.looks[i], stops.fail_counts[i]
+    at, above = _look(boundary, seen), _look(boundary + 1, seen)
+    assert at.decision == "fail" and at.p_pass_at_cap <= stops.fail_level
+    assert above.decision == "continue" and above.p_pass_at_cap > stops.fail_level
+    assert "eps_fail = 0.03" in at.reason
+    assert _look(boundary, seen, eps=0.001).decision == "continue"  # a stricter fail side waits
+    assert _stops(eps_pass=0.3).fail_level == stops.fail_level  # nor does a loose pass side loosen it
 
 
 @pytest.mark.parametrize("kwargs, match", [

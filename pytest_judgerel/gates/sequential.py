@@ -16,7 +16,7 @@ Each returns the data the gate then computes on (what was drawn when a look sett
 the whole cap otherwise) and a :class:`SequentialRun` (None for an input that was not pending).
 The gate records ``run.to_dict()`` as its record's ``sequential`` block and takes its verdict
 from :meth:`SequentialRun.verdict`: a look that stopped before the cap decides (its predictive
-probability of the cap's verdict reached ``1 - eps_pass`` or fell to ``eps_fail``); at the cap the
+probability of the cap's verdict reached its pass level or fell to its fail level); at the cap the
 gate's own fixed rule decides, on the same data as a fixed run.  Where a gate's settings have no
 sequential rule (``by=`` groups, a pass rate of unparsed replies...), and in a dry run (its plan
 is the cap), the driver draws the whole cap and says so in the block (``stop: "fixed"``).

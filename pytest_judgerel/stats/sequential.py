@@ -11,13 +11,16 @@ rule on (observed + the not yet drawn data) passes | observed)``, and stops with
 
 **Guarantees.**  Never more than the cap; at the cap, the fixed verdict; where the predictive model
 is right, ``P(seq pass, fixed fail) <= eps_pass`` and ``P(seq fail, fixed pass) <= eps_fail``
-over all looks (the per-look disagreement events are disjoint).
+over all looks (the per-look disagreement events are disjoint); for the pass-rate rule exactly, at
+every pass rate of the judge.
 
 The rules: :func:`icc_sequential_look` (ICC gates over repeats, on a first share of the items at
 2 repeats, then every repeat of a few items, the offsets probe; the rest simulated from the two-way
 random model with each item's own noise, :func:`_simulate_completions`), :func:`pass_rate_sequential_look` (the corrected pass rate
 over items, looked at from :data:`PASS_RATE_FIRST` items; the beta-binomial predictive of the
-judge's pass count under a Jeffreys prior against the cutoff of :func:`pass_rate_cutoff`: exact)
+judge's pass count under a Jeffreys prior against the cutoff of :func:`pass_rate_cutoff`: exact,
+and compared with levels calibrated so that both bounds hold at every pass rate,
+:mod:`.pass_rate_stops`)
 and :func:`human_mean_sequential_look` (the PPI++ mean; the unjudged scores from the Bayesian-
 bootstrap predictive of the judged ones, Rubin 1981).  Defaults are asymmetric: ``eps_pass`` 0.01,
 ``eps_fail`` 0.02 (ICC) or 0.03; a larger fail side would lower the pass probability of judges on
@@ -58,9 +61,10 @@ ICC_EPS_FAIL = 0.02
 sequential gate's pass probability within 0.03 of the fixed gate's at every truth, both ways
 (``benchmarks/bench_sequential.py``, designs drawn at random; ``docs/concepts.md``, "Sequential gates")."""
 PASS_RATE_EPS_PASS = 0.01
-"""The same for the pass-rate rule (exact predictive, no Monte Carlo error)."""
+"""The pass-rate rule's bound on runs with a pass stop the cap reverses, exact at every pass rate of the
+judge (its levels are calibrated to it: :mod:`.pass_rate_stops`)."""
 PASS_RATE_EPS_FAIL = 0.03
-"""The fail side of the pass-rate rule."""
+"""The same for its fail stops."""
 HUMAN_MEAN_EPS_PASS = 0.01
 """The pass side of the PPI++ human-mean rule (measured with ``benchmarks/bench_sequential.py --human-only``)."""
 HUMAN_MEAN_EPS_FAIL = 0.03
@@ -183,10 +187,11 @@ def items_schedule(cap: int, batch: int | None = None, first: int | None = None)
 
 
 def pass_rate_schedule(cap: int) -> LookSchedule:
-    """The pass-rate gate's looks: from :data:`PASS_RATE_FIRST` items in steps of ``max(10, ceil(cap / 20))``
-    (its look is exact and cheap, so small gates look too)."""
+    """The pass-rate gate's looks: from :data:`PASS_RATE_FIRST` items in steps of ``max(5, ceil(cap / 20))``
+    (its look is exact and cheap, so small gates look too; the stop levels pay for every look:
+    :mod:`.pass_rate_stops`)."""
     cap = _positive_int(cap, "cap (the items of the fixed design)")
-    return items_schedule(cap, batch=max(10, math.ceil(cap / 20)), first=min(PASS_RATE_FIRST, cap))
+    return items_schedule(cap, batch=max(5, math.ceil(cap / 20)), first=min(PASS_RATE_FIRST, cap))
 
 
 # ---------------------------------------------------------------------------- result
@@ -313,6 +318,16 @@ def _decide(p: float, eps_pass: float, eps_fail: float, what: str) -> tuple[str,
         return "fail", f"P({what} passes at the cap) = {p:.3f} <= eps_fail = {eps_fail:.3f}: the verdict is settled"
     return "continue", (f"P({what} passes at the cap) = {p:.3f} lies within ({eps_fail:.3f}, "
                         f"{1 - eps_pass:.3f}): draw more")
+
+
+def _decide_at_levels(p: float, pass_level: float, fail_level: float) -> tuple[str, str]:
+    """The pass-rate gate's decision at its calibrated levels (:mod:`.pass_rate_stops`)."""
+    what = "P(the pass-rate gate passes at the cap)"
+    if p >= pass_level:
+        return "pass", f"{what} = {p:.4f} >= the pass level {pass_level:.4f}: the verdict is settled"
+    if p <= fail_level:
+        return "fail", f"{what} = {p:.4f} <= the fail level {fail_level:.4f}: the verdict is settled"
+    return "continue", f"{what} = {p:.4f} lies within ({fail_level:.4f}, {pass_level:.4f}): draw more"
 
 
 _BLOCK = 100
@@ -776,9 +791,13 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
     ``confidence``/``interval``: the fixed gate's (``assert_pass_rate``).  ``p_pass_at_cap`` is
     the beta-binomial predictive probability (``prior`` Beta(a, b) on the judge's pass
     probability) that the count over all ``n_cap`` items reaches :func:`pass_rate_cutoff`
-    (pass ``cutoff`` to skip recomputing it at every look); "pass" at ``p_cap >= 1 - eps_pass``
-    (default :data:`PASS_RATE_EPS_PASS`), "fail" at ``p_cap <= eps_fail``
-    (:data:`PASS_RATE_EPS_FAIL`); ``eps`` sets both.  At the cap: the fixed verdict.
+    (pass ``cutoff`` to skip recomputing it at every look).  "pass" at ``p_cap`` >= the pass level,
+    "fail" at ``p_cap`` <= the fail level: the loosest levels for which, at every pass probability of
+    the judge, a pass stop on ``schedule``'s looks is reversed by the cap in at most ``eps_pass``
+    (default :data:`PASS_RATE_EPS_PASS`) of the runs and a fail stop in at most ``eps_fail``
+    (:data:`PASS_RATE_EPS_FAIL`), computed exactly (:func:`~.pass_rate_stops.pass_rate_stops`); ``eps``
+    sets both.  A look off the schedule uses the schedule's levels (the bound then does not cover it).
+    At the cap: the fixed verdict.
     """
     count, seen = _count_seen(passed, n)
     n_cap = _positive_int(n_cap, "n_cap (the items of the fixed design)")
@@ -817,8 +836,13 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
         reason = (f"settled whatever the {remaining} remaining items give: {count} passes so far, "
                   f"{cutoff.count} needed")
     else:
-        decision, reason = _decide(p, eps_pass, eps_fail, "the pass-rate gate")
-        reason += f" (beta-binomial predictive of the {remaining} remaining items)"
+        from .pass_rate_stops import pass_rate_stops
+
+        stops = pass_rate_stops(n_cap, cutoff.count, sched.looks, eps_pass, eps_fail, (a, b))
+        decision, reason = _decide_at_levels(p, stops.pass_level, stops.fail_level)
+        reason += (f" (beta-binomial predictive of the {remaining} remaining items; levels calibrated so that, at "
+                   f"every pass rate of the judge, a pass stop is reversed by the cap in at most eps_pass = "
+                   f"{eps_pass:g} of the runs and a fail stop in at most eps_fail = {eps_fail:g})")
     return SequentialLook(decision, look, seen, n_cap, "items", p, observed, float(min_rate), eps_pass, eps_fail, rule,
                           reason,
                           None, None, sched)

@@ -1,0 +1,65 @@
+"""The truth-agnostic calls bound of the sequential pass-rate benchmark
+(benchmarks/harness/pass_rate_agnostic_bound.py): it agrees with the independent per-truth bound where
+the two programs coincide, and it behaves as a bound must when the rule is given less freedom."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project root: benchmarks is not installed
+
+from benchmarks.harness.pass_rate_agnostic_bound import least_worst_calls  # noqa: E402
+from benchmarks.harness.pass_rate_bound import least_calls_share  # noqa: E402
+from pytest_judgerel.stats.pass_rate_stops import pass_rate_operating, pass_rate_stops  # noqa: E402
+from pytest_judgerel.stats.sequential import pass_rate_schedule  # noqa: E402
+
+N, CUTOFF, THRESHOLD = 40, 32, 0.8  # pass when 32 of 40 items pass (min_rate 0.8, a perfect judge)
+EVERY = tuple(range(1, N + 1))
+
+
+@pytest.mark.parametrize("truth", [0.7, 0.9])
+def test_with_one_truth_and_a_look_after_every_item_it_is_the_per_truth_bound(truth: float) -> None:
+    """Two programs written apart (paths' shares carried by hypergeometric weights here; probability mass
+    at the truth there), on the same question: they agree to within their grids' relaxations."""
+    agnostic = least_worst_calls(N, CUTOFF, EVERY, [truth], threshold_raw=THRESHOLD).worst
+    per_truth = least_calls_share(N, CUTOFF, truth, threshold_raw=THRESHOLD, method="lp").share
+    assert np.isfinite(agnostic) and 0 < agnostic < 1
+    assert abs(agnostic - per_truth) <= 0.01
+
+
+def test_fewer_looks_or_more_truths_never_lower_the_bound() -> None:
+    looks = pass_rate_schedule(N).looks
+    every_one = least_worst_calls(N, CUTOFF, EVERY, [0.9], threshold_raw=THRESHOLD).worst
+    schedule_one = least_worst_calls(N, CUTOFF, looks, [0.9], threshold_raw=THRESHOLD).worst
+    schedule_two = least_worst_calls(N, CUTOFF, looks, [0.7, 0.9], threshold_raw=THRESHOLD)
+    assert schedule_one >= every_one - 1e-6
+    assert schedule_two.worst >= schedule_one - 1e-6
+    assert schedule_two.worst == pytest.approx(max(schedule_two.shares), abs=1e-6)
+
+
+def test_the_gates_rule_spends_at_least_the_bound_at_its_own_looks() -> None:
+    """The calibrated rule keeps the promises the program imposes on this design, so it cannot spend
+    less than the least any such rule spends at its worst truth."""
+    looks = pass_rate_schedule(N).looks
+    stops = pass_rate_stops(N, CUTOFF, looks, 0.01, 0.03)
+    rates = np.linspace(0.01, 0.99, 99)
+    op = pass_rate_operating(stops, rates)
+    clear = (op.p_fixed_pass >= 0.95) | (op.p_fixed_pass <= 0.05)
+    assert op.reversed.max() <= 0.01 + 1e-4 and (op.reversed + op.lost)[clear].max() <= 0.02
+    truths = [0.7, 0.95]
+    rule = pass_rate_operating(stops, truths).calls_share.max()
+    bound = least_worst_calls(N, CUTOFF, looks, truths, threshold_raw=THRESHOLD).worst
+    assert bound <= rule + 1e-6
+
+
+@pytest.mark.parametrize("truth", [0.65, 0.75])
+def test_where_the_operating_characteristic_binds_the_two_programs_still_agree(truth: float) -> None:
+    """With agreement relaxed to 0.9 the |OC| <= 0.03 promise is what limits the fail stops."""
+    kw = dict(threshold_raw=THRESHOLD, agree_at=0.9, agree_clear=0.9)
+    agnostic = least_worst_calls(N, CUTOFF, EVERY, [truth], **kw).worst
+    per_truth = least_calls_share(N, CUTOFF, truth, method="lp", **kw).share
+    assert abs(agnostic - per_truth) <= 0.005

@@ -254,7 +254,7 @@ def exact_rate_lines(designs: list[RateDesign]) -> list[Line]:
     calibration's grid): P(pass stop before the cap, cap fails) <= eps_pass and P(fail stop, cap passes)
     <= eps_fail at every rate, so |P(seq pass) - P(fixed pass)| <= 0.03 everywhere, not only at the
     benchmark's truths and on average over its data sets."""
-    from pytest_judgerel.stats.pass_rate_stops import pass_rate_operating, pass_rate_stops
+    from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops
     from pytest_judgerel.stats.sequential import pass_rate_cutoff, pass_rate_schedule
 
     rates = np.linspace(0.001, 0.999, 999)
@@ -289,7 +289,7 @@ def agnostic_lines(name: str, cells: list[Cell], goal: float, top: int = 3) -> l
     (``harness/pass_rate_agnostic_bound.py``; a linear program, solved here for designs under 150 items
     only: at 442 items it takes more than 15 minutes)."""
     from benchmarks.harness.pass_rate_agnostic_bound import least_worst_calls
-    from pytest_judgerel.stats.pass_rate_stops import pass_rate_operating, pass_rate_stops
+    from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops
     from pytest_judgerel.stats.sequential import pass_rate_cutoff, pass_rate_schedule
 
     rows = []

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project root
 
 from benchmarks.harness.pass_rate_agnostic_bound import least_worst_calls  # noqa: E402
 from benchmarks.harness.pass_rate_bound import least_calls_share  # noqa: E402
-from pytest_judgerel.stats.pass_rate_stops import pass_rate_operating, pass_rate_stops  # noqa: E402
+from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops  # noqa: E402
 from pytest_judgerel.stats.sequential import pass_rate_schedule  # noqa: E402
 
 N, CUTOFF, THRESHOLD = 40, 32, 0.8  # pass when 32 of 40 items pass (min_rate 0.8, a perfect judge)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pytest_judgerel.stats.pass_rate import JudgeCalibration
-from pytest_judgerel.stats.pass_rate_stops import (
+from pytest_judgerel.stats.sequential_pass_rate import (
     _boundaries,
     _predictive,
     pass_rate_operating,
@@ -64,7 +64,7 @@ def test_the_levels_are_the_loosest_that_keep_the_bounds(n_cap, cutoff):
     looser_fail = values[values > stops.fail_level].min()
     grid = np.linspace(0.001, 0.999, 1999)
     no_pass, no_fail = (-1,) * len(predictive), tuple(p.size for p in predictive)
-    from pytest_judgerel.stats.pass_rate_stops import _carry
+    from pytest_judgerel.stats.sequential_pass_rate import _carry
 
     assert _boundaries(predictive, stops.pass_level, "pass") == stops.pass_counts
     rev = _carry(n_cap, cutoff, looks, _boundaries(predictive, looser_pass, "pass"), no_pass, grid).reversed

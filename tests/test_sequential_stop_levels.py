@@ -62,7 +62,7 @@ def test_eps_sets_both_sides_and_each_side_can_be_overridden():
 
 
 def _stops(eps_pass=PASS_RATE_EPS_PASS, eps_fail=PASS_RATE_EPS_FAIL):
-    from pytest_judgerel.stats.pass_rate_stops import pass_rate_stops
+    from pytest_judgerel.stats.sequential_pass_rate import pass_rate_stops
     from pytest_judgerel.stats.sequential import pass_rate_schedule
 
     cutoff = pass_rate_cutoff(N_CAP, min_rate=MIN_RATE, calibration=PERFECT)

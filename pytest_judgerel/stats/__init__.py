@@ -68,9 +68,9 @@ _EXPORTS: dict[str, str] = {
     "repeats_schedule": "sequential", "items_schedule": "sequential", "pass_rate_cutoff": "sequential",
     "PassRateCutoff": "sequential", "icc_fixed_verdict": "sequential", "FixedVerdict": "sequential",
     "pass_rate_schedule": "sequential",
-    # pass_rate_stops.py
-    "pass_rate_stops": "pass_rate_stops", "PassRateStops": "pass_rate_stops",
-    "pass_rate_operating": "pass_rate_stops", "PassRateOperating": "pass_rate_stops",
+    # sequential_pass_rate.py
+    "pass_rate_stops": "sequential_pass_rate", "PassRateStops": "sequential_pass_rate",
+    "pass_rate_operating": "sequential_pass_rate", "PassRateOperating": "sequential_pass_rate",
     # sequential_plan.py
     "plan_icc": "sequential_plan", "plan_pass_rate": "sequential_plan", "PlannedCalls": "sequential_plan",
     # pairwise.py, bradley_terry.py, verdict_agreement.py, jury.py

@@ -14,18 +14,13 @@ is right, ``P(seq pass, fixed fail) <= eps_pass`` and ``P(seq fail, fixed pass) 
 over all looks (the per-look disagreement events are disjoint); for the pass-rate rule exactly, at
 every pass rate of the judge.
 
-The rules: :func:`icc_sequential_look` (ICC gates over repeats, on a first share of the items at
-2 repeats, then every repeat of a few items, the offsets probe; the rest simulated from the two-way
-random model with each item's own noise, :func:`_simulate_completions`), :func:`pass_rate_sequential_look` (the corrected pass rate
-over items, looked at from :data:`PASS_RATE_FIRST` items; the beta-binomial predictive of the
-judge's pass count under a Jeffreys prior against the cutoff of :func:`pass_rate_cutoff`: exact,
-and compared with levels calibrated so that both bounds hold at every pass rate,
-:mod:`.pass_rate_stops`)
-and :func:`human_mean_sequential_look` (the PPI++ mean; the unjudged scores from the Bayesian-
-bootstrap predictive of the judged ones, Rubin 1981).  Defaults are asymmetric: ``eps_pass`` 0.01,
-``eps_fail`` 0.02 (ICC) or 0.03; a larger fail side would lower the pass probability of judges on
-the threshold by more than the 0.03 the operating characteristic allows (bench_sequential.py).
-Seeded; a completed data set whose statistic is undefined counts as a fail, as in the fixed gate.
+The rules: :func:`icc_sequential_look` (ICC over repeats: 2 repeats on a first share of the items,
+then every repeat of a few items, the rest simulated from the two-way model with each item's own
+noise), :func:`pass_rate_sequential_look` (the beta-binomial predictive of the judge's pass count
+against :func:`pass_rate_cutoff`, at levels calibrated at every pass rate: :mod:`.sequential_pass_rate`)
+and :func:`human_mean_sequential_look` (PPI++; Bayesian-bootstrap completions, Rubin 1981).
+``eps_pass`` 0.01, ``eps_fail`` 0.02 (ICC) or 0.03 (bench_sequential.py).  Seeded; a completed data
+set whose statistic is undefined counts as a fail, as in the fixed gate.
 """
 
 from __future__ import annotations
@@ -62,7 +57,7 @@ sequential gate's pass probability within 0.03 of the fixed gate's at every trut
 (``benchmarks/bench_sequential.py``, designs drawn at random; ``docs/concepts.md``, "Sequential gates")."""
 PASS_RATE_EPS_PASS = 0.01
 """The pass-rate rule's bound on runs with a pass stop the cap reverses, exact at every pass rate of the
-judge (its levels are calibrated to it: :mod:`.pass_rate_stops`)."""
+judge (its levels are calibrated to it: :mod:`.sequential_pass_rate`)."""
 PASS_RATE_EPS_FAIL = 0.03
 """The same for its fail stops."""
 HUMAN_MEAN_EPS_PASS = 0.01
@@ -189,7 +184,7 @@ def items_schedule(cap: int, batch: int | None = None, first: int | None = None)
 def pass_rate_schedule(cap: int) -> LookSchedule:
     """The pass-rate gate's looks: from :data:`PASS_RATE_FIRST` items in steps of ``max(5, ceil(cap / 20))``
     (its look is exact and cheap, so small gates look too; the stop levels pay for every look:
-    :mod:`.pass_rate_stops`)."""
+    :mod:`.sequential_pass_rate`)."""
     cap = _positive_int(cap, "cap (the items of the fixed design)")
     return items_schedule(cap, batch=max(5, math.ceil(cap / 20)), first=min(PASS_RATE_FIRST, cap))
 
@@ -321,7 +316,7 @@ def _decide(p: float, eps_pass: float, eps_fail: float, what: str) -> tuple[str,
 
 
 def _decide_at_levels(p: float, pass_level: float, fail_level: float) -> tuple[str, str]:
-    """The pass-rate gate's decision at its calibrated levels (:mod:`.pass_rate_stops`)."""
+    """The pass-rate gate's decision at its calibrated levels (:mod:`.sequential_pass_rate`)."""
     what = "P(the pass-rate gate passes at the cap)"
     if p >= pass_level:
         return "pass", f"{what} = {p:.4f} >= the pass level {pass_level:.4f}: the verdict is settled"
@@ -795,7 +790,7 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
     "fail" at ``p_cap`` <= the fail level: the loosest levels for which, at every pass probability of
     the judge, a pass stop on ``schedule``'s looks is reversed by the cap in at most ``eps_pass``
     (default :data:`PASS_RATE_EPS_PASS`) of the runs and a fail stop in at most ``eps_fail``
-    (:data:`PASS_RATE_EPS_FAIL`), computed exactly (:func:`~.pass_rate_stops.pass_rate_stops`); ``eps``
+    (:data:`PASS_RATE_EPS_FAIL`), computed exactly (:func:`~.sequential_pass_rate.pass_rate_stops`); ``eps``
     sets both.  A look off the schedule uses the schedule's levels (the bound then does not cover it).
     At the cap: the fixed verdict.
     """
@@ -836,7 +831,7 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
         reason = (f"settled whatever the {remaining} remaining items give: {count} passes so far, "
                   f"{cutoff.count} needed")
     else:
-        from .pass_rate_stops import pass_rate_stops
+        from .sequential_pass_rate import pass_rate_stops
 
         stops = pass_rate_stops(n_cap, cutoff.count, sched.looks, eps_pass, eps_fail, (a, b))
         decision, reason = _decide_at_levels(p, stops.pass_level, stops.fail_level)

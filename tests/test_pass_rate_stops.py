@@ -141,3 +141,15 @@ def test_the_predictive_of_every_count_is_the_looks_own(prior):
         expected = 1.0 if need <= 0 else 0.0 if need > n_cap - n else _beta_binomial_sf(need, n_cap - n, prior[0] + c,
                                                                                          prior[1] + n - c)
         assert p[c] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("n_cap, cutoff", [(12, 10), (21, 17), (25, 25), (25, 1)])
+def test_tiny_gates_and_extreme_cutoffs_keep_the_bounds(n_cap, cutoff):
+    """No look before the cap (12 items), one look a single item before it (21), a cutoff that needs every
+    item or just one: the bounds still hold and nothing is undefined."""
+    looks = pass_rate_schedule(n_cap).looks
+    stops = pass_rate_stops(n_cap, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
+    op = pass_rate_operating(stops, np.linspace(0.001, 0.999, 999))
+    assert np.all(np.isfinite(op.calls_share)) and np.all(np.isfinite(op.p_seq_pass))
+    assert op.reversed.max() <= PASS_RATE_EPS_PASS + 1e-6 and op.lost.max() <= PASS_RATE_EPS_FAIL + 1e-6
+    assert len(stops.pass_counts) == len(looks) - 1 == len(stops.fail_counts)

@@ -7,7 +7,7 @@ at ``p_cap >= pass_level``, "fail" at ``p_cap <= fail_level``.  At each look ``p
 pass count, so the levels are a pair of count boundaries per look, and the rule's operating
 characteristic at a raw pass probability ``q`` is exact: the count's distribution is carried from
 look to look in binomial steps, the runs a look stops leaving it (curtailed binomial designs:
-Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000, ch. 12).
+Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000, exact calculations for binary data).
 
 :func:`pass_rate_stops` chooses the loosest levels for which, at every ``q`` in ``(0, 1)``,
 

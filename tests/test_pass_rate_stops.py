@@ -64,11 +64,11 @@ def test_the_levels_are_the_loosest_that_keep_the_bounds(n_cap, cutoff):
     looser_fail = values[values > stops.fail_level].min()
     grid = np.linspace(0.001, 0.999, 1999)
     no_pass, no_fail = (-1,) * len(predictive), tuple(p.size for p in predictive)
-    from pytest_judgerel.stats.sequential_pass_rate import _carry
+    from pytest_judgerel.stats.sequential_pass_rate import boundaries_operating
 
     assert _boundaries(predictive, stops.pass_level, "pass") == stops.pass_counts
-    rev = _carry(n_cap, cutoff, looks, _boundaries(predictive, looser_pass, "pass"), no_pass, grid).reversed
-    lost = _carry(n_cap, cutoff, looks, no_fail, _boundaries(predictive, looser_fail, "fail"), grid).lost
+    rev = boundaries_operating(n_cap, cutoff, looks, _boundaries(predictive, looser_pass, "pass"), no_pass, grid).reversed
+    lost = boundaries_operating(n_cap, cutoff, looks, no_fail, _boundaries(predictive, looser_fail, "fail"), grid).lost
     assert rev.max() > PASS_RATE_EPS_PASS
     assert lost.max() > PASS_RATE_EPS_FAIL
 

@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     # sequential_pass_rate.py
     "pass_rate_stops": "sequential_pass_rate", "PassRateStops": "sequential_pass_rate",
     "pass_rate_operating": "sequential_pass_rate", "PassRateOperating": "sequential_pass_rate",
+    "boundaries_operating": "sequential_pass_rate",
     # sequential_plan.py
     "plan_icc": "sequential_plan", "plan_pass_rate": "sequential_plan", "PlannedCalls": "sequential_plan",
     # pairwise.py, bradley_terry.py, verdict_agreement.py, jury.py

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PassRateStops", "PassRateOperating", "pass_rate_stops", "pass_rate_operating"]
+__all__ = ["PassRateStops", "PassRateOperating", "pass_rate_stops", "pass_rate_operating", "boundaries_operating"]
 
 _DENSE = 121  # rates within +-10 standard errors of the cutoff rate
 _COARSE = 41  # rates over (0, 1)
@@ -137,11 +137,13 @@ def _convolve_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, None)
 
 
-def _carry(n_cap: int, cutoff: int, looks: tuple[int, ...], pass_counts: tuple[int, ...],
+def boundaries_operating(n_cap: int, cutoff: int, looks: tuple[int, ...], pass_counts: tuple[int, ...],
            fail_counts: tuple[int, ...], rates: np.ndarray,
            kernel: list[tuple[np.ndarray, Any]] | None = None) -> PassRateOperating:
-    """The exact operating characteristic of count boundaries at ``rates`` (``kernel``: :func:`_kernel`
-    of the same rates, when already computed)."""
+    """The exact operating characteristic at ``rates`` (an array) of any rule given by count boundaries
+    per look before the cap (``pass_counts``: the fewest passes that stop with "pass", look + 1: none;
+    ``fail_counts``: the most that stop with "fail", -1: none); ``kernel``: :func:`_kernel` of the same
+    rates, when already computed."""
     from scipy.stats import binom
 
     kernel = _kernel(n_cap, cutoff, looks, rates) if kernel is None else kernel
@@ -184,11 +186,11 @@ def _worst(n_cap: int, cutoff: int, looks: tuple[int, ...], pass_counts: tuple[i
            kernel: list[tuple[np.ndarray, Any]]) -> tuple[float, float]:
     """The largest error of ``side`` ("reversed" or "lost") over ``grid`` and between the worst point's
     neighbours, and the rate where it occurs."""
-    values = getattr(_carry(n_cap, cutoff, looks, pass_counts, fail_counts, grid, kernel), side)
+    values = getattr(boundaries_operating(n_cap, cutoff, looks, pass_counts, fail_counts, grid, kernel), side)
     i = int(np.argmax(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
     fine = np.linspace(lo, hi, _REFINE + 2)[1:-1]
-    fine_values = getattr(_carry(n_cap, cutoff, looks, pass_counts, fail_counts, fine), side)
+    fine_values = getattr(boundaries_operating(n_cap, cutoff, looks, pass_counts, fail_counts, fine), side)
     j = int(np.argmax(fine_values))
     if fine_values[j] > values[i]:
         return float(fine_values[j]), float(fine[j])
@@ -251,4 +253,4 @@ def pass_rate_stops(n_cap: int, cutoff: int, looks: tuple[int, ...], eps_pass: f
 def pass_rate_operating(stops: PassRateStops, rates: object) -> PassRateOperating:
     """The exact operating characteristic of ``stops`` (both sides on) at the raw pass probabilities ``rates``."""
     grid = np.atleast_1d(np.asarray(rates, dtype=float))
-    return _carry(stops.n_cap, stops.cutoff, stops.looks, stops.pass_counts, stops.fail_counts, grid)
+    return boundaries_operating(stops.n_cap, stops.cutoff, stops.looks, stops.pass_counts, stops.fail_counts, grid)

@@ -67,25 +67,17 @@ def expected_icc_share(n_items: int, cap: int, threshold: float, truth: float, *
 
 def expected_pass_rate_share(n_cap: int, truth_raw: float, cutoff: Any, *, rule: Any) -> float:
     """Exact mean share of ``n_cap`` items the pass-rate rule judges when the judge passes each item
-    with probability ``truth_raw``: the distribution of its pass count is carried from look to look
-    (binomial steps), and the runs that ``rule(count, seen)`` (a decision) stops leave it."""
-    from scipy.stats import binom
-
+    with probability ``truth_raw``: the rule's stop counts at each look (found with ``rule(count, seen)``,
+    a decision) carried through the pass count's distribution
+    (:func:`~pytest_judgerel.stats.sequential_pass_rate.boundaries_operating`)."""
     from .sequential import pass_rate_schedule
+    from .sequential_pass_rate import boundaries_operating
 
-    alive = np.zeros(n_cap + 1)
-    alive[0] = 1.0
-    seen, expected = 0, 0.0
-    counts = np.arange(n_cap + 1)
-    for size in pass_rate_schedule(n_cap).looks:
-        step = size - seen
-        grown = np.convolve(alive, binom.pmf(np.arange(step + 1), step, truth_raw))[: n_cap + 1]
-        seen = size
-        low, high = _stop_bounds(seen, rule)
-        stops = (counts <= low) | ((counts >= high) & (counts <= seen))
-        expected += float(grown[stops].sum()) * seen / n_cap
-        alive = np.where(stops, 0.0, grown)
-    return expected + float(alive.sum())  # at the cap every run stops (alive is empty then)
+    looks = pass_rate_schedule(n_cap).looks
+    bounds = [_stop_bounds(n, rule) for n in looks[:-1]]
+    op = boundaries_operating(n_cap, int(cutoff.count), looks, tuple(high for _, high in bounds),
+                              tuple(low for low, _ in bounds), np.array([float(truth_raw)]))
+    return float(op.calls_share[0])
 
 
 def _stop_bounds(seen: int, rule: Any) -> tuple[int, int]:

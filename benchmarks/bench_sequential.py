@@ -268,6 +268,7 @@ def exact_rate_lines(designs: list[RateDesign]) -> list[Line]:
         op = pass_rate_operating(stops, rates)
         for name, values in (("reversed", op.reversed), ("lost", op.lost),
                              ("oc", np.abs(op.p_seq_pass - op.p_fixed_pass))):
+            values = np.where(np.isfinite(values), values, np.inf)  # an undefined figure fails its line
             i = int(np.argmax(values))
             if values[i] > worst[name][0]:
                 worst[name] = (float(values[i]), f"{d.label()}, raw pass rate {rates[i]:.3f}")

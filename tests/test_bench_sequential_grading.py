@@ -97,3 +97,24 @@ def test_fresh_data_sets_are_new_draws_of_the_same_design_and_truth():
     again = fresh_shares(cell, 0, 200, 5)
     assert again == fresh_shares(cell, 0, 200, 5) and again != cell.shares
     assert abs(float(sum(again)) / 200 - float(sum(cell.shares)) / 200) < 0.05  # the same design and truth
+
+
+def test_the_exact_pass_rate_lines_pass_on_drawn_designs_and_fail_on_an_undefined_figure(monkeypatch) -> None:
+    import numpy as np
+
+    import pytest_judgerel.stats.sequential_pass_rate as exact
+    from benchmarks.bench_sequential import exact_rate_lines
+    from benchmarks.harness.sequential_designs import draw_rate_designs
+
+    designs = [d for d in draw_rate_designs(6, 2031) if d.n <= 120][:2]
+    assert designs and all(ok for *_, ok in exact_rate_lines(designs))
+    real = exact.pass_rate_operating
+
+    def with_nan(stops, rates):
+        op = real(stops, rates)
+        op.reversed[3] = np.nan
+        return op
+
+    monkeypatch.setattr(exact, "pass_rate_operating", with_nan)
+    lines = exact_rate_lines(designs)
+    assert lines[0][3] is False and "inf" in lines[0][1]

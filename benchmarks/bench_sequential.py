@@ -29,8 +29,9 @@ the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) 
 * agreement >= 0.98 where clear, >= 0.95 on the threshold;
 * for the pass rate, the bounds computed exactly on every design at 999 rates (``exact_rate_lines``:
   reversed pass stops <= eps_pass, fail stops <= eps_fail, |OC| <= 0.03 at every rate), and as INFO
-  for the designs under 150 items with the most calls the least worst calls of any rule that keeps the
-  promises without knowing the truth (``agnostic_lines``, ``harness/pass_rate_agnostic_bound.py``);
+  the least calls of any rule that keeps the promises without knowing the truth: worst, for the graded
+  designs with the most calls (``agnostic_lines``), and the mean on >= 150 items (``agnostic_mean_lines``),
+  at the gate's looks, more and a look after every item (``harness/pass_rate_agnostic_dual.py``);
 * the dry run's expected calls (``stats.sequential_plan``, its stated prior) within 0.10 of the
   measured ones per design, over its truths.
 
@@ -43,6 +44,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -175,6 +177,12 @@ def least_calls(c: Cell) -> float | None:
     return c.exact if c.exact is not None else c.floor
 
 
+def _reachable(c: Cell, goal: float) -> bool:
+    """Whether a rule keeping the promises can spend at most ``goal`` at ``c`` (:func:`least_calls`)."""
+    least = least_calls(c)
+    return least is not None and least <= goal
+
+
 def _by_design(cells: list[Cell]) -> dict[str, list[Cell]]:
     groups: dict[str, list[Cell]] = {}
     for c in cells:
@@ -197,8 +205,7 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
     kind = "exact bound" if exact else "estimating floor"
 
     def reachable(c: Cell) -> bool:
-        least = least_calls(c)
-        return least is not None and least <= goal
+        return _reachable(c, goal)
 
     designs = _by_design(clear)
     graded = {label for label, cs in designs.items() if all(reachable(c) for c in cs)}
@@ -283,38 +290,102 @@ def exact_rate_lines(designs: list[RateDesign]) -> list[Line]:
              worst["oc"][0] <= GOAL_OC + 1e-4)]
 
 
-def agnostic_lines(name: str, cells: list[Cell], goal: float, top: int = 3) -> list[Line]:
-    """For the ``top`` designs of ``cells`` with the most calls at a clear truth (exact, at the benchmark's
-    truths): the rule's worst clear truth against the least worst any rule can spend that keeps the
-    promises and does not know the truth, at the rule's own looks and with a look after every item
-    (``harness/pass_rate_agnostic_bound.py``; a linear program, solved here for designs under 150 items
-    only: at 442 items it takes more than 15 minutes)."""
-    from benchmarks.harness.pass_rate_agnostic_bound import least_worst_calls
-    from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops
+@dataclass(frozen=True)
+class _Agnostic:
+    """A pass-rate design's clear truths (raw rates) and what its agnostic bounds need."""
+
+    label: str
+    n: int
+    cutoff: int
+    raws: list[float]
+    looks: tuple[int, ...]
+    threshold_raw: float
+
+    def bound(self, looks: tuple[int, ...] | None = None, objective: str = "worst", gate: bool = False) -> float:
+        """The least worst / mean calls over the clear truths of any rule that keeps the benchmark's promises
+        (``gate``: the gate's own, a fail stop reversed <= eps_fail) without knowing the truth, at ``looks``
+        (default: the gate's)."""
+        from benchmarks.harness.pass_rate_agnostic_dual import least_calls_dual
+
+        return least_calls_dual(self.n, self.cutoff, self.looks if looks is None else looks, self.raws,
+                                threshold_raw=self.threshold_raw, objective=objective,
+                                eps_fail=PASS_RATE_EPS_FAIL if gate else None).worst
+
+    def twice(self) -> tuple[int, ...]:
+        """Twice as many looks, evenly spread."""
+        return tuple(sorted(set(np.linspace(0, self.n, 2 * len(self.looks) + 1).round().astype(int)[1:].tolist())))
+
+    def every(self) -> tuple[int, ...]:
+        return tuple(range(1, self.n + 1))
+
+
+def _agnostic_designs(cells: list[Cell]) -> list[tuple[_Agnostic, list[Cell]]]:
+    """The pass-rate designs of ``cells`` with a clear truth, each with its clear cells."""
     from pytest_judgerel.stats.sequential import pass_rate_cutoff, pass_rate_schedule
 
-    rows = []
+    out = []
     for label, cs in _by_design([c for c in cells if c.clear]).items():
         d = cs[0].design
         assert isinstance(d, RateDesign)
         cal = d.calibration
         cutoff = pass_rate_cutoff(d.n, min_rate=d.min_rate, calibration=cal, use=d.use)
-        if not 0 < cutoff.count <= d.n or d.n >= 150:
+        if not 0 < cutoff.count <= d.n:
             continue
         raws = [cal.sensitivity * c.truth + (1 - cal.specificity) * (1 - c.truth) for c in cs]
-        looks = pass_rate_schedule(d.n).looks
-        stops = pass_rate_stops(d.n, cutoff.count, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
-        rows.append((float(pass_rate_operating(stops, raws).calls_share.max()), label, d, cutoff.count, raws, looks))
+        threshold = cal.sensitivity * d.min_rate + (1 - cal.specificity) * (1 - d.min_rate)
+        out.append((_Agnostic(label, d.n, cutoff.count, raws, pass_rate_schedule(d.n).looks, threshold), cs))
+    return out
+
+
+def agnostic_lines(name: str, cells: list[Cell], goal: float, top: int = 3) -> list[Line]:
+    """For the ``top`` designs of ``cells`` that the "any design" line grades (:func:`worst_lines`) with the
+    most calls at a clear truth (exact, at the benchmark's truths): the rule's worst clear truth against the least worst any rule can spend that keeps the
+    promises and does not know the truth, at the rule's own looks and with a look after every item
+    (``harness/pass_rate_agnostic_dual.py``: the Lagrangian of the linear program of
+    ``harness/pass_rate_agnostic_bound.py``, equal to its optimum to 1e-5 where that one solves)."""
+    from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops
+
+    rows = []
+    for a, cs in _agnostic_designs(cells):
+        if not all(_reachable(c, goal) for c in cs):
+            continue
+        stops = pass_rate_stops(a.n, a.cutoff, a.looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
+        rows.append((float(pass_rate_operating(stops, a.raws).calls_share.max()), a))
     lines: list[Line] = []
-    for worst, label, d, count, raws, looks in sorted(rows, key=lambda r: -r[0])[:top]:
-        threshold = d.calibration.sensitivity * d.min_rate + (1 - d.calibration.specificity) * (1 - d.min_rate)
-        at_looks = least_worst_calls(d.n, count, looks, raws, threshold_raw=threshold).worst
-        every = least_worst_calls(d.n, count, tuple(range(1, d.n + 1)), raws, threshold_raw=threshold).worst
-        lines.append((f"sequential_calls_agnostic_bound[{name}]", f"{label}: the rule's worst clear truth {worst:.3f} "
+    for worst, a in sorted(rows, key=lambda r: -r[0])[:top]:
+        at_looks, every = a.bound(), a.bound(a.every())
+        lines.append((f"sequential_calls_agnostic_bound[{name}]", f"{a.label}: the rule's worst clear truth {worst:.3f} "
                       f"(exact); no rule that keeps the promises without knowing the truth spends less than "
                       f"{at_looks:.3f} at its worst clear truth with these looks, {every:.3f} with a look after every "
                       f"item", f"<= {goal}" + ("" if every <= goal else ": cannot hold here, whatever the looks"), None))
     return lines
+
+
+def agnostic_mean_lines(name: str, cells: list[Cell], goal: float) -> list[Line]:
+    """The least mean calls over the clear designs and truths of ``cells`` that any rule can spend which
+    keeps the promises without knowing the truth (each design's least mean over its clear truths,
+    weighted by their number): with the gate's own bounds and with the benchmark's, at the gate's looks,
+    twice as many and a look after every item.  Over ``goal`` at the gate's looks: the mean goal cannot
+    hold at those looks for a rule that keeps the gate's bounds, whatever the rule."""
+    designs = _agnostic_designs(cells)
+    if not designs:
+        return []
+    weights = np.array([len(cs) for _, cs in designs], dtype=float)
+
+    def pooled(bound: Callable[[_Agnostic], float]) -> float:
+        return float(np.average([bound(a) for a, _ in designs], weights=weights))
+
+    gate = pooled(lambda a: a.bound(objective="mean", gate=True))
+    bench = pooled(lambda a: a.bound(objective="mean"))
+    twice = pooled(lambda a: a.bound(a.twice(), objective="mean", gate=True))
+    every = pooled(lambda a: a.bound(a.every(), objective="mean", gate=True))
+    verdict = (f"<= {goal}" + (": cannot hold at the gate's looks for a rule that keeps its bounds" if gate > goal
+                               else ""))
+    return [(f"sequential_calls_mean_agnostic_bound[{name}]",
+             f"no rule that keeps the gate's bounds without knowing the truth spends less than {gate:.4f} on average "
+             f"over these {int(weights.sum())} clear designs and truths at the gate's looks ({bench:.4f} with the "
+             f"benchmark's weaker |OC| promise for fail stops); {twice:.4f} with twice as many looks, {every:.4f} with "
+             f"a look after every item", verdict, None)]
 
 
 def agreement_lines(family: str, cells: list[Cell]) -> list[Line]:
@@ -383,6 +454,8 @@ def grade(icc: list[Cell], rate: list[Cell], refresh: Refresh | None = None) -> 
         exact_bounds(large, 0.45)
         exact_bounds(mid, 0.75)
         lines += calls_lines("pass rate >= 150 items", large, 0.35, 0.45, refresh)
+        lines += agnostic_mean_lines("pass rate >= 150 items", large, 0.35)
+        lines += agnostic_lines("pass rate >= 150 items", large, 0.45)
         lines += calls_lines("pass rate 40-149 items", mid, None, 0.75, refresh)
         lines += agnostic_lines("pass rate 40-149 items", mid, 0.75)
         lines += calls_lines("pass rate 20-39 items", [c for c in rate if c.design.n < 40], None, None)

@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project root: benchmarks is not installed
 
 from benchmarks.harness.pass_rate_agnostic_bound import least_worst_calls  # noqa: E402
+from benchmarks.harness.pass_rate_agnostic_dual import least_calls_dual  # noqa: E402
 from benchmarks.harness.pass_rate_bound import least_calls_share  # noqa: E402
 from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops  # noqa: E402
 from pytest_judgerel.stats.sequential import pass_rate_schedule  # noqa: E402
@@ -63,3 +64,45 @@ def test_where_the_operating_characteristic_binds_the_two_programs_still_agree(t
     agnostic = least_worst_calls(N, CUTOFF, EVERY, [truth], **kw).worst
     per_truth = least_calls_share(N, CUTOFF, truth, method="lp", **kw).share
     assert abs(agnostic - per_truth) <= 0.005
+
+
+# --------------------------------------------------------------------------- the Lagrangian bound
+DUAL_CASES = [("worst", None, pass_rate_schedule(N).looks), ("mean", None, pass_rate_schedule(N).looks),
+              ("worst", 0.03, EVERY), ("mean", 0.03, EVERY), ("worst", None, (10, 20, 25, 30, 40))]
+
+
+@pytest.mark.parametrize("objective, eps_fail, looks", DUAL_CASES)
+def test_the_lagrangian_bound_is_the_programs_optimum(objective: str, eps_fail: float | None,
+                                                       looks: tuple[int, ...]) -> None:
+    """Weak duality makes it a lower bound; the cutting planes close the gap: it equals the program's
+    optimum to 1e-5 on both objectives, both sets of promises and three look schedules."""
+    truths = [0.7, 0.95]
+    kw = dict(threshold_raw=THRESHOLD, eps_fail=eps_fail, objective=objective)
+    dual = least_calls_dual(N, CUTOFF, looks, truths, **kw)
+    program = least_worst_calls(N, CUTOFF, looks, truths, **kw)
+    assert np.isfinite(dual.worst) and 0 < dual.worst < 1
+    assert dual.worst <= program.worst + 1e-6
+    assert dual.worst == pytest.approx(program.worst, abs=1e-5)
+
+
+def test_the_lagrangian_bound_on_a_large_design_orders_as_a_bound_must() -> None:
+    """Where the program does not solve (hundreds of items): more looks never raise the bound, the
+    gate's tighter fail-stop promise never lowers it, and the gate's own rule spends at least it."""
+    n, cutoff, threshold = 300, 240, 0.8
+    looks = pass_rate_schedule(n).looks
+    truths = [0.74, 0.86]
+    kw = dict(threshold_raw=threshold)
+    at_looks = least_calls_dual(n, cutoff, looks, truths, **kw).worst
+    every = least_calls_dual(n, cutoff, tuple(range(1, n + 1)), truths, **kw).worst
+    gate = least_calls_dual(n, cutoff, looks, truths, eps_fail=0.03, **kw).worst
+    rule = pass_rate_operating(pass_rate_stops(n, cutoff, looks, 0.01, 0.03), truths).calls_share.max()
+    assert 0 < every <= at_looks + 1e-6
+    assert gate >= at_looks - 1e-6
+    assert gate <= rule + 1e-6
+    mean = least_calls_dual(n, cutoff, looks, truths, objective="mean", **kw).worst
+    assert mean <= at_looks + 1e-6
+
+
+def test_the_lagrangian_bound_refuses_an_unknown_objective() -> None:
+    with pytest.raises(ValueError, match="objective"):
+        least_calls_dual(N, CUTOFF, EVERY, [0.9], threshold_raw=THRESHOLD, objective="median")

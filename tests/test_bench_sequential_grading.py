@@ -118,3 +118,40 @@ def test_the_exact_pass_rate_lines_pass_on_drawn_designs_and_fail_on_an_undefine
     monkeypatch.setattr(exact, "pass_rate_operating", with_nan)
     lines = exact_rate_lines(designs)
     assert lines[0][3] is False and "inf" in lines[0][1]
+
+
+def _rate_cell(design, truth: float, share: float) -> Cell:
+    from scipy.stats import binom
+
+    from pytest_judgerel.stats.sequential import pass_rate_cutoff
+
+    cutoff = pass_rate_cutoff(design.n, min_rate=design.min_rate, calibration=design.calibration, use=design.use)
+    return Cell(design, truth, 0.0, float(binom.sf(cutoff.count - 1, design.n, truth)), shares=[share], floor=0.1)
+
+
+def test_the_mean_agnostic_bound_pools_each_designs_least_mean_by_its_clear_truths() -> None:
+    """The line's figure is each design's least mean over its clear truths, weighted by how many it has,
+    and a pooled bound over the goal says the goal cannot hold at the gate's looks."""
+    from benchmarks.bench_sequential import agnostic_mean_lines
+    from benchmarks.harness.pass_rate_agnostic_dual import least_calls_dual
+    from benchmarks.harness.sequential_designs import RateDesign
+    from pytest_judgerel.stats.sequential import pass_rate_schedule
+
+    a, b = RateDesign(0, 60, 0.8, 1.0, 1.0, "estimate"), RateDesign(1, 90, 0.6, 1.0, 1.0, "estimate")
+    cells = [_rate_cell(a, 0.65, 0.5), _rate_cell(a, 0.95, 0.5), _rate_cell(b, 0.45, 0.5), _rate_cell(a, 0.8, 1.0)]
+    assert [c.clear for c in cells] == [True, True, True, False]
+    [line] = agnostic_mean_lines("x", cells, 0.35)
+    gate = []
+    for design, truths in ((a, [0.65, 0.95]), (b, [0.45])):
+        from pytest_judgerel.stats.sequential import pass_rate_cutoff
+
+        count = pass_rate_cutoff(design.n, min_rate=design.min_rate, use=design.use,
+                                 calibration=design.calibration).count
+        gate.append(least_calls_dual(design.n, count, pass_rate_schedule(design.n).looks, truths,
+                                     threshold_raw=design.min_rate, eps_fail=0.03, objective="mean").worst)
+    pooled = (2 * gate[0] + gate[1]) / 3
+    assert f"spends less than {pooled:.4f} on average over these 3 clear designs and truths" in line[1]
+    assert line[3] is None
+    assert line[2].endswith("cannot hold at the gate's looks for a rule that keeps its bounds") == (pooled > 0.35)
+    [high] = agnostic_mean_lines("x", cells, 0.2)
+    assert high[2].endswith("cannot hold at the gate's looks for a rule that keeps its bounds") == (pooled > 0.2)

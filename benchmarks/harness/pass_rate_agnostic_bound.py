@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AgnosticBound", "least_worst_calls"]
+__all__ = ["AgnosticBound", "Promise", "least_worst_calls", "promises"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,38 @@ def _stop_rows(lay: _Layout) -> Any:
     return out.matrix(lay.size)
 
 
+@dataclass(frozen=True)
+class Promise:
+    """One promise at raw rate ``rate``: ``on_reversed`` x P(pass stop, cap fails) + ``on_lost`` x P(fail
+    stop, cap passes) <= ``allowance``."""
+
+    rate: float
+    on_reversed: float
+    on_lost: float
+    allowance: float
+
+
+def promises(n_cap: int, cutoff: int, threshold_raw: float, *, eps_pass: float = 0.01, oc: float = 0.03,
+             eps_fail: float | None = None, agree_clear: float = 0.98, agree_at: float = 0.95,
+             grid: np.ndarray | None = None) -> list[Promise]:
+    """The promises at each rate of ``grid`` (default :func:`_grid`) and ``threshold_raw``: a reversed pass
+    stop <= ``eps_pass``; ``P(fixed pass) - P(seq pass)`` (lost - reversed) <= ``oc`` (the benchmark's), or
+    with ``eps_fail`` a reversed fail stop <= ``eps_fail`` (the gate's own bound); agreement (reversed + lost)
+    >= ``agree_at`` at the threshold and >= ``agree_clear`` where the fixed verdict is 95% predictable."""
+    from scipy.stats import binom
+
+    rates = _grid(n_cap, cutoff) if grid is None else np.asarray(grid, dtype=float)
+    out = []
+    for q in np.unique(np.concatenate([rates, [threshold_raw]])):
+        q = float(q)
+        out.append(Promise(q, 1.0, 0.0, eps_pass))
+        out.append(Promise(q, -1.0, 1.0, oc) if eps_fail is None else Promise(q, 0.0, 1.0, eps_fail))
+        p_fixed = float(binom.sf(cutoff - 1, n_cap, q))
+        if q == threshold_raw or p_fixed >= 0.95 or p_fixed <= 0.05:
+            out.append(Promise(q, 1.0, 1.0, 1 - (agree_at if q == threshold_raw else agree_clear)))
+    return out
+
+
 def _error_rows(lay: _Layout, cutoff: int, q: float) -> tuple[np.ndarray, np.ndarray]:
     """Coefficients of P(pass stop, cap fails) and P(fail stop, cap passes) at rate ``q``."""
     from scipy.stats import binom
@@ -159,26 +191,25 @@ def _calls_row(lay: _Layout, q: float) -> np.ndarray:
 
 
 def least_worst_calls(n_cap: int, cutoff: int, looks: tuple[int, ...], truths: list[float], *, threshold_raw: float,
-                      eps_pass: float = 0.01, oc: float = 0.03, agree_clear: float = 0.98, agree_at: float = 0.95,
-                      objective: str = "worst") -> AgnosticBound:
+                      eps_pass: float = 0.01, oc: float = 0.03, eps_fail: float | None = None,
+                      agree_clear: float = 0.98, agree_at: float = 0.95, objective: str = "worst") -> AgnosticBound:
     """The least worst (``objective="worst"``) or mean (``"mean"``) calls share over the raw rates
     ``truths`` of any rule that stops only at ``looks`` (the last is the cap) and keeps the promises
-    (module docstring)."""
+    (:func:`promises`), by the linear program itself (module docstring)."""
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix, vstack
-    from scipy.stats import binom
 
     lay = _Layout.of(n_cap, tuple(int(n) for n in looks))
     dense: list[np.ndarray] = []
     limits: list[float] = []
-    for q in np.unique(np.concatenate([_grid(n_cap, cutoff), [threshold_raw]])):
-        rev, lost = _error_rows(lay, cutoff, float(q))
-        p_fixed = float(binom.sf(cutoff - 1, n_cap, q))
-        dense += [rev, lost - rev]
-        limits += [eps_pass, oc]
-        if q == threshold_raw or p_fixed >= 0.95 or p_fixed <= 0.05:
-            dense.append(rev + lost)
-            limits.append(1 - (agree_at if q == threshold_raw else agree_clear))
+    rows: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+    for pr in promises(n_cap, cutoff, threshold_raw, eps_pass=eps_pass, oc=oc, eps_fail=eps_fail,
+                       agree_clear=agree_clear, agree_at=agree_at):
+        if pr.rate not in rows:
+            rows[pr.rate] = _error_rows(lay, cutoff, pr.rate)
+        rev, lost = rows[pr.rate]
+        dense.append(pr.on_reversed * rev + pr.on_lost * lost)
+        limits.append(pr.allowance)
     calls = [_calls_row(lay, float(q)) for q in truths]
     cost = np.zeros(lay.size)
     if objective == "worst":

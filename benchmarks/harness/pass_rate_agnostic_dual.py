@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,16 @@ class _Design:
     wrong_pass: list[np.ndarray]
     wrong_fail: list[np.ndarray]
     calls: list[np.ndarray]
-    carry: list[np.ndarray | None]  # hypergeometric prefix weights; None for a step of one item
+    carry: list[Any]  # P(prefix count c | c' at the next look), (c, c'): dense, or sparse for a step of one item
+
+
+def _one_step(n: int) -> Any:
+    """The prefix weights from ``n + 1`` items back to ``n``: c' = c with (n + 1 - c) / (n + 1), c' = c + 1 with
+    (c + 1) / (n + 1); two diagonals (a look after every item would make the dense matrices cubic in size)."""
+    from scipy.sparse import diags
+
+    c = np.arange(n + 1)
+    return diags([(n + 1 - c) / (n + 1), (c + 1) / (n + 1)], [0, 1], shape=(n + 1, n + 2), format="csr")
 
 
 def _design(n_cap: int, cutoff: int, looks: tuple[int, ...], truths: np.ndarray, rates: np.ndarray) -> _Design:
@@ -57,31 +67,8 @@ def _design(n_cap: int, cutoff: int, looks: tuple[int, ...], truths: np.ndarray,
         d.wrong_pass.append(mass * cap_fails)
         d.wrong_fail.append(mass * (1 - cap_fails))
         nxt = looks[i + 1]
-        d.carry.append(None if nxt == n + 1 else hypergeom.pmf(c[:, None], nxt, np.arange(nxt + 1)[None, :], n))
+        d.carry.append(_one_step(n) if nxt == n + 1 else hypergeom.pmf(c[:, None], nxt, np.arange(nxt + 1)[None, :], n))
     return d
-
-
-def _back(d: _Design, i: int, value: np.ndarray) -> np.ndarray:
-    """The next look's values seen from look ``i``: sum over c' of P(prefix count c | c' at the next look) value(c')."""
-    w = d.carry[i]
-    if w is not None:
-        return w @ value
-    n = d.looks[i]
-    c = np.arange(n + 1)
-    return ((n + 1 - c) * value[:-1] + (c + 1) * value[1:]) / (n + 1)
-
-
-def _forward(d: _Design, i: int, going: np.ndarray) -> np.ndarray:
-    """The shares alive at the next look from the shares going on at look ``i``."""
-    w = d.carry[i]
-    if w is not None:
-        return going @ w
-    n = d.looks[i]
-    c2 = np.arange(n + 2)
-    out = np.zeros(n + 2)
-    out[:-1] += (n + 1 - c2[:-1]) / (n + 1) * going
-    out[1:] += c2[1:] / (n + 1) * going
-    return out
 
 
 def _best_rule(d: _Design, lam: np.ndarray, on_pass: np.ndarray, on_fail: np.ndarray
@@ -93,7 +80,7 @@ def _best_rule(d: _Design, lam: np.ndarray, on_pass: np.ndarray, on_fail: np.nda
     value = lam @ d.calls[last]
     choice: list[np.ndarray] = [np.zeros(0, dtype=np.int8)] * last
     for i in range(last - 1, -1, -1):
-        options = np.stack([_back(d, i, value), on_pass @ d.wrong_pass[i], on_fail @ d.wrong_fail[i]])
+        options = np.stack([d.carry[i] @ value, on_pass @ d.wrong_pass[i], on_fail @ d.wrong_fail[i]])
         choice[i] = options.argmin(axis=0)
         value = lam @ d.calls[i] + options.min(axis=0)
     alive = np.ones(d.looks[0] + 1)
@@ -105,7 +92,7 @@ def _best_rule(d: _Design, lam: np.ndarray, on_pass: np.ndarray, on_fail: np.nda
             break
         wrong_pass += d.wrong_pass[i] @ (alive * (choice[i] == 1))
         wrong_fail += d.wrong_fail[i] @ (alive * (choice[i] == 2))
-        alive = _forward(d, i, alive * (choice[i] == 0))
+        alive = d.carry[i].T @ (alive * (choice[i] == 0))
     return float(value.sum()), calls, wrong_pass, wrong_fail
 
 

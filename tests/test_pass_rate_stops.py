@@ -153,3 +153,33 @@ def test_tiny_gates_and_extreme_cutoffs_keep_the_bounds(n_cap, cutoff):
     assert np.all(np.isfinite(op.calls_share)) and np.all(np.isfinite(op.p_seq_pass))
     assert op.reversed.max() <= PASS_RATE_EPS_PASS + 1e-6 and op.lost.max() <= PASS_RATE_EPS_FAIL + 1e-6
     assert len(stops.pass_counts) == len(looks) - 1 == len(stops.fail_counts)
+
+
+def test_counts_in_the_predictives_tails_read_as_certain_and_nothing_else_moves():
+    """The calibration sums the predictive only where it is not within 1e-12 of 0 or 1: every count is
+    within that of its fully summed value, and the calibrated rule is the very one the full sums give, on
+    designs drawn with a seed (up to 3,000 items, any cutoff, three priors) and where a level falls in
+    a tail (a cutoff of one item: pass only where settled)."""
+    import pytest_judgerel.stats.sequential_pass_rate as exact
+
+    rng = np.random.default_rng(2033)
+    designs = [(25, 1, (0.5, 0.5), 0.01), (21, 17, (0.5, 0.5), 0.01), (300, 240, (0.5, 0.5), 1e-13)]
+    for i in range(10):
+        n_cap = int(round(math.exp(rng.uniform(math.log(20), math.log(3000)))))
+        prior = (0.5, 0.5) if i % 3 else (float(rng.uniform(0.3, 3.0)), float(rng.uniform(0.3, 3.0)))
+        designs.append((n_cap, int(rng.integers(1, n_cap + 1)), prior, 0.01))
+    for n_cap, cutoff, prior, eps in designs:
+        looks = pass_rate_schedule(n_cap).looks
+        for n in looks[:-1]:
+            windowed, full = _predictive(n, n_cap, cutoff, *prior), _predictive(n, n_cap, cutoff, *prior, tail=0.0)
+            assert np.all(np.isfinite(windowed)) and np.max(np.abs(windowed - full)) <= 1e-12
+        pass_rate_stops.cache_clear()
+        windowed_stops = pass_rate_stops(n_cap, cutoff, looks, eps, 3 * eps, prior)
+        pass_rate_stops.cache_clear()
+        tail, exact._TAIL = exact._TAIL, 0.0
+        try:
+            full_stops = pass_rate_stops(n_cap, cutoff, looks, eps, 3 * eps, prior)
+        finally:
+            exact._TAIL = tail
+            pass_rate_stops.cache_clear()
+        assert windowed_stops == full_stops, (n_cap, cutoff, prior)

@@ -78,23 +78,59 @@ class PassRateOperating:
     p_fixed_pass: np.ndarray
 
 
-def _predictive(n: int, n_cap: int, cutoff: int, a: float, b: float) -> np.ndarray:
-    """``p_cap`` after ``n`` items for every count 0..n: P(BetaBinomial(N - n, a + c, b + n - c) >= cutoff - c)
-    (the same pmf as ``sequential._beta_binomial_sf``, all counts at once)."""
+_TAIL = 1e-12
+"""Counts whose ``p_cap`` lies within this of 0 or 1 read as 0 or 1 in the calibration (:func:`_predictive`)."""
+
+
+def _predictive_rows(counts: np.ndarray, n: int, n_cap: int, cutoff: int, a: float, b: float) -> np.ndarray:
+    """``p_cap`` after ``n`` items at each count of ``counts`` (each with ``0 < cutoff - c <= N - n``):
+    P(BetaBinomial(N - n, a + c, b + n - c) >= cutoff - c), the same pmf as ``sequential._beta_binomial_sf``."""
     from scipy.special import betaln, gammaln
 
     rem = n_cap - n
-    c = np.arange(n + 1, dtype=float)[:, None]
+    c = counts.astype(float)[:, None]
     j = np.arange(rem + 1, dtype=float)[None, :]
     log_pmf = (gammaln(rem + 1) - gammaln(j + 1) - gammaln(rem - j + 1)
                + betaln(j + a + c, rem - j + b + n - c) - betaln(a + c, b + n - c))
     pmf = np.exp(log_pmf)
     upper = np.where(j >= cutoff - c, pmf, 0.0).sum(axis=1)
-    p = upper / pmf.sum(axis=1)
-    need = cutoff - np.arange(n + 1)
-    p[need <= 0] = 1.0
-    p[need > rem] = 0.0
-    return np.clip(p, 0.0, 1.0)
+    return np.clip(upper / pmf.sum(axis=1), 0.0, 1.0)
+
+
+def _first(lo: int, hi: int, holds: Any) -> int:
+    """The first integer in ``[lo, hi]`` where the monotone ``holds`` is true (``hi + 1``: none)."""
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _predictive(n: int, n_cap: int, cutoff: int, a: float, b: float, tail: float = _TAIL) -> np.ndarray:
+    """``p_cap`` after ``n`` items for every count 0..n: 1 where the cutoff is reached, 0 where it cannot be,
+    else :func:`_predictive_rows`.  ``p_cap`` rises with the count, so the counts where it lies within
+    ``tail`` of 0 or 1 are found by bisection and read as 0 or 1 (0: every count computed); only the
+    others are summed, which keeps a gate on thousands of items from summing a square of its size."""
+    counts = np.arange(n + 1)
+    need = cutoff - counts
+    p = np.where(need <= 0, 1.0, 0.0)
+    open_ = np.flatnonzero((need > 0) & (need <= n_cap - n))
+    if open_.size == 0:
+        return p
+    lo, hi = int(open_[0]), int(open_[-1])
+    if tail > 0:
+        def at(c: int) -> float:
+            return float(_predictive_rows(np.array([c]), n, n_cap, cutoff, a, b)[0])
+
+        first = _first(lo, hi, lambda c: at(c) > tail)
+        last = _first(lo, hi, lambda c: at(c) >= 1.0 - tail) - 1
+        p[first:hi + 1] = 1.0
+        lo, hi = first, last
+    if lo <= hi:
+        p[lo:hi + 1] = _predictive_rows(np.arange(lo, hi + 1), n, n_cap, cutoff, a, b)
+    return p
 
 
 def _boundaries(predictive: list[np.ndarray], level: float, side: str) -> tuple[int, ...]:
@@ -240,12 +276,16 @@ def pass_rate_stops(n_cap: int, cutoff: int, looks: tuple[int, ...], eps_pass: f
     looks = tuple(int(n) for n in looks)
     before = tuple(n for n in looks if n < n_cap)
     a, b = prior
-    predictive = [_predictive(n, n_cap, cutoff, a, b) for n in before]
     grid = _rates(n_cap, cutoff)
     kernel = _kernel(n_cap, cutoff, looks, grid)
-    fail_level, fail_counts, lost, lost_rate = _calibrate(predictive, n_cap, cutoff, looks, grid, kernel, eps_fail,
-                                                          "fail")
-    pass_level, pass_counts, rev, rev_rate = _calibrate(predictive, n_cap, cutoff, looks, grid, kernel, eps_pass, "pass")
+    for tail in (_TAIL, 0.0):  # a level within the tail of 0 or 1 is found again on every count's own value
+        predictive = [_predictive(n, n_cap, cutoff, a, b, tail) for n in before]
+        fail_level, fail_counts, lost, lost_rate = _calibrate(predictive, n_cap, cutoff, looks, grid, kernel,
+                                                              eps_fail, "fail")
+        pass_level, pass_counts, rev, rev_rate = _calibrate(predictive, n_cap, cutoff, looks, grid, kernel, eps_pass,
+                                                            "pass")
+        if tail < fail_level and pass_level < 1.0 - tail:
+            break
     return PassRateStops(n_cap, cutoff, looks, eps_pass, eps_fail, pass_level, fail_level, pass_counts, fail_counts,
                          rev, rev_rate, lost, lost_rate)
 

@@ -339,8 +339,9 @@ def _agnostic_designs(cells: list[Cell]) -> list[tuple[_Agnostic, list[Cell]]]:
 
 def agnostic_lines(name: str, cells: list[Cell], goal: float, top: int = 3) -> list[Line]:
     """For the ``top`` designs of ``cells`` that the "any design" line grades (:func:`worst_lines`) with the
-    most calls at a clear truth (exact, at the benchmark's truths): the rule's worst clear truth against the least worst any rule can spend that keeps the
-    promises and does not know the truth, at the rule's own looks and with a look after every item
+    most calls at a clear truth (exact, at the benchmark's truths): the rule's worst clear truth against
+    the least worst any rule can spend that keeps the promises and does not know the truth, at the rule's
+    own looks and with a look after every item
     (``harness/pass_rate_agnostic_dual.py``: the Lagrangian of the linear program of
     ``harness/pass_rate_agnostic_bound.py``, equal to its optimum to 1e-5 where that one solves)."""
     from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops
@@ -354,10 +355,11 @@ def agnostic_lines(name: str, cells: list[Cell], goal: float, top: int = 3) -> l
     lines: list[Line] = []
     for worst, a in sorted(rows, key=lambda r: -r[0])[:top]:
         at_looks, every = a.bound(), a.bound(a.every())
-        lines.append((f"sequential_calls_agnostic_bound[{name}]", f"{a.label}: the rule's worst clear truth {worst:.3f} "
-                      f"(exact); no rule that keeps the promises without knowing the truth spends less than "
-                      f"{at_looks:.3f} at its worst clear truth with these looks, {every:.3f} with a look after every "
-                      f"item", f"<= {goal}" + ("" if every <= goal else ": cannot hold here, whatever the looks"), None))
+        text = (f"{a.label}: the rule's worst clear truth {worst:.3f} (exact); no rule that keeps the promises "
+                f"without knowing the truth spends less than {at_looks:.3f} at its worst clear truth with these looks, "
+                f"{every:.3f} with a look after every item")
+        verdict = f"<= {goal}" + ("" if every <= goal else ": cannot hold here, whatever the looks")
+        lines.append((f"sequential_calls_agnostic_bound[{name}]", text, verdict, None))
     return lines
 
 

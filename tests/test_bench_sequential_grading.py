@@ -155,3 +155,22 @@ def test_the_mean_agnostic_bound_pools_each_designs_least_mean_by_its_clear_trut
     assert line[2].endswith("cannot hold at the gate's looks for a rule that keeps its bounds") == (pooled > 0.35)
     [high] = agnostic_mean_lines("x", cells, 0.2)
     assert high[2].endswith("cannot hold at the gate's looks for a rule that keeps its bounds") == (pooled > 0.2)
+
+
+def test_the_agnostic_worst_line_names_the_graded_design_with_the_most_calls_and_its_bounds() -> None:
+    from benchmarks.bench_sequential import agnostic_lines
+    from benchmarks.harness.pass_rate_agnostic_dual import least_calls_dual
+    from benchmarks.harness.sequential_designs import RateDesign
+    from pytest_judgerel.stats.sequential import pass_rate_cutoff, pass_rate_schedule
+
+    a, b = RateDesign(0, 60, 0.8, 1.0, 1.0, "estimate"), RateDesign(1, 90, 0.6, 1.0, 1.0, "estimate")
+    out_of_reach = _rate_cell(b, 0.45, 0.5)
+    out_of_reach.floor = 0.9  # a design where the goal cannot hold is not graded, so not named
+    cells = [_rate_cell(a, 0.65, 0.5), _rate_cell(a, 0.95, 0.5), out_of_reach]
+    [line] = agnostic_lines("x", cells, 0.75, top=3)
+    count = pass_rate_cutoff(60, min_rate=0.8, use="estimate", calibration=a.calibration).count
+    at_looks = least_calls_dual(60, count, pass_rate_schedule(60).looks, [0.65, 0.95], threshold_raw=0.8).worst
+    every = least_calls_dual(60, count, tuple(range(1, 61)), [0.65, 0.95], threshold_raw=0.8).worst
+    assert line[1].startswith(a.label()) and f"spends less than {at_looks:.3f}" in line[1]
+    assert f"{every:.3f} with a look after every item" in line[1] and every <= at_looks + 1e-6
+    assert line[3] is None and line[2] == "<= 0.75" + ("" if every <= 0.75 else ": cannot hold here, whatever the looks")

@@ -130,8 +130,9 @@ def least_calls_dual(n_cap: int, cutoff: int, looks: tuple[int, ...], truths: li
         size = cuts[-1].size
         eq = {"A_eq": np.concatenate([np.ones(t_arr.size), np.zeros(len(prs) + 1)])[None, :], "b_eq": [1.0]} if free \
             else {}
-        master = linprog(np.concatenate([np.zeros(size), [-1.0]]), A_ub=np.hstack([-np.array(cuts), np.ones((len(cuts), 1))]),
-                         b_ub=np.array(fixed), bounds=[(0.0, None)] * size + [(None, 2.0)], method="highs", **eq)
+        planes = np.hstack([-np.array(cuts), np.ones((len(cuts), 1))])  # t - cut . (lam, mu) <= fixed
+        master = linprog(np.concatenate([np.zeros(size), [-1.0]]), A_ub=planes, b_ub=np.array(fixed),
+                         bounds=[(0.0, None)] * size + [(None, 2.0)], method="highs", **eq)
         if master.status != 0:
             raise RuntimeError(f"the bound's cutting planes failed: {master.message}")
         ceiling = -float(master.fun)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +98,7 @@ def _predictive_rows(counts: np.ndarray, n: int, n_cap: int, cutoff: int, a: flo
     return np.clip(upper / pmf.sum(axis=1), 0.0, 1.0)
 
 
-def _first(lo: int, hi: int, holds: Any) -> int:
+def _first(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
     """The first integer in ``[lo, hi]`` where the monotone ``holds`` is true (``hi + 1``: none)."""
     while lo <= hi:
         mid = (lo + hi) // 2

@@ -9,6 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project root: benchmarks is not installed
 
+import numpy as np  # noqa: E402
+
 from benchmarks.bench_sequential import FRESH_TOP, calls_lines, worst_lines  # noqa: E402
 from benchmarks.harness.sequential_designs import Cell, IccDesign  # noqa: E402
 
@@ -150,6 +152,7 @@ def test_the_mean_agnostic_bound_pools_each_designs_least_mean_by_its_clear_trut
         gate.append(least_calls_dual(design.n, count, pass_rate_schedule(design.n).looks, truths,
                                      threshold_raw=design.min_rate, eps_fail=0.03, objective="mean").worst)
     pooled = (2 * gate[0] + gate[1]) / 3
+    assert np.isfinite(pooled) and 0 < pooled < 1  # a NaN would format alike on both sides
     assert f"spends less than {pooled:.4f} on average over these 3 clear designs and truths" in line[1]
     assert line[3] is None
     assert line[2].endswith("cannot hold at the gate's looks for a rule that keeps its bounds") == (pooled > 0.35)

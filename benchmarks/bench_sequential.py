@@ -308,7 +308,7 @@ class _Agnostic:
         from benchmarks.harness.pass_rate_agnostic_dual import least_calls_dual
 
         return least_calls_dual(self.n, self.cutoff, self.looks if looks is None else looks, self.raws,
-                                threshold_raw=self.threshold_raw, objective=objective,
+                                threshold_raw=self.threshold_raw, objective=objective, eps_pass=PASS_RATE_EPS_PASS,
                                 eps_fail=PASS_RATE_EPS_FAIL if gate else None).worst
 
     def twice(self) -> tuple[int, ...]:

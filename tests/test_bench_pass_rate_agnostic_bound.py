@@ -16,7 +16,7 @@ from benchmarks.harness.pass_rate_agnostic_bound import least_worst_calls  # noq
 from benchmarks.harness.pass_rate_agnostic_dual import least_calls_dual  # noqa: E402
 from benchmarks.harness.pass_rate_bound import least_calls_share  # noqa: E402
 from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops  # noqa: E402
-from pytest_judgerel.stats.sequential import pass_rate_schedule  # noqa: E402
+from pytest_judgerel.stats.sequential import PASS_RATE_EPS_FAIL, PASS_RATE_EPS_PASS, pass_rate_schedule  # noqa: E402
 
 N, CUTOFF, THRESHOLD = 40, 32, 0.8  # pass when 32 of 40 items pass (min_rate 0.8, a perfect judge)
 EVERY = tuple(range(1, N + 1))
@@ -46,11 +46,11 @@ def test_the_gates_rule_spends_at_least_the_bound_at_its_own_looks() -> None:
     """The calibrated rule keeps the promises the program imposes on this design, so it cannot spend
     less than the least any such rule spends at its worst truth."""
     looks = pass_rate_schedule(N).looks
-    stops = pass_rate_stops(N, CUTOFF, looks, 0.01, 0.03)
+    stops = pass_rate_stops(N, CUTOFF, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
     rates = np.linspace(0.01, 0.99, 99)
     op = pass_rate_operating(stops, rates)
     clear = (op.p_fixed_pass >= 0.95) | (op.p_fixed_pass <= 0.05)
-    assert op.reversed.max() <= 0.01 + 1e-4 and (op.reversed + op.lost)[clear].max() <= 0.02
+    assert op.reversed.max() <= PASS_RATE_EPS_PASS + 1e-4 and (op.reversed + op.lost)[clear].max() <= 0.02
     truths = [0.7, 0.95]
     rule = pass_rate_operating(stops, truths).calls_share.max()
     bound = least_worst_calls(N, CUTOFF, looks, truths, threshold_raw=THRESHOLD).worst
@@ -95,7 +95,7 @@ def test_the_lagrangian_bound_on_a_large_design_orders_as_a_bound_must() -> None
     at_looks = least_calls_dual(n, cutoff, looks, truths, **kw).worst
     every = least_calls_dual(n, cutoff, tuple(range(1, n + 1)), truths, **kw).worst
     gate = least_calls_dual(n, cutoff, looks, truths, eps_fail=0.03, **kw).worst
-    rule = pass_rate_operating(pass_rate_stops(n, cutoff, looks, 0.01, 0.03), truths).calls_share.max()
+    rule = pass_rate_operating(pass_rate_stops(n, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL), truths).calls_share.max()
     assert 0 < every <= at_looks + 1e-6
     assert gate >= at_looks - 1e-6
     assert gate <= rule + 1e-6

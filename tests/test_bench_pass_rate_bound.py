@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project root
 from benchmarks.bench_sequential import worst_lines  # noqa: E402
 from benchmarks.harness.pass_rate_bound import least_calls_share, simulate_rule  # noqa: E402
 from benchmarks.harness.sequential_designs import Cell, RateDesign, exact_bound  # noqa: E402
+from pytest_judgerel.stats.sequential import PASS_RATE_EPS_PASS  # noqa: E402
 
 N, CUTOFF, THRESHOLD = 60, 48, 0.8  # pass when 48 of 60 items pass (min_rate 0.8, a perfect judge)
 
@@ -56,8 +57,8 @@ def test_the_bounds_rule_spends_what_it_says_and_keeps_its_promises() -> None:
     for q in (0.74, 0.78, 0.8, 0.82, 0.86, 0.9):
         got = simulate_rule(bound, q, runs, rng)
         p_fixed = float(binom.sf(CUTOFF - 1, N, q))
-        slack = 4 * np.sqrt(0.01 / runs) + 0.002  # Monte Carlo, and the promises imposed on a grid of rates
-        assert got["reversed"] <= 0.01 + slack, (q, got)
+        slack = 4 * np.sqrt(PASS_RATE_EPS_PASS / runs) + 0.002  # Monte Carlo, and the promises imposed on a grid of rates
+        assert got["reversed"] <= PASS_RATE_EPS_PASS + slack, (q, got)
         assert abs(got["oc"]) <= 0.03 + 2 * slack, (q, got)
         if min(p_fixed, 1 - p_fixed) <= 0.05:
             assert got["agreement"] >= 0.98 - 2 * slack, (q, got)
@@ -121,7 +122,8 @@ def test_the_reversal_promise_holds_and_binds_without_the_agreement_ones() -> No
     rng = np.random.default_rng(5)
     runs = 40_000
     reversed_at = [simulate_rule(bound, q, runs, rng)["reversed"] for q in (0.76, 0.8, 0.82, 0.84, 0.88)]
-    assert max(reversed_at) <= 0.01 + 4 * np.sqrt(0.01 / runs) + 0.002 and max(reversed_at) >= 0.006
+    eps = PASS_RATE_EPS_PASS
+    assert max(reversed_at) <= eps + 4 * np.sqrt(eps / runs) + 0.002 and max(reversed_at) >= 0.6 * eps
 
 
 def test_every_count_likely_enough_is_a_state_of_the_program() -> None:

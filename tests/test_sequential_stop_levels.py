@@ -76,7 +76,7 @@ def test_a_pass_stop_needs_the_calibrated_pass_level():
     at, below = _look(boundary, seen), _look(boundary - 1, seen)
     assert at.decision == "pass" and at.p_pass_at_cap >= stops.pass_level
     assert below.decision == "continue" and below.p_pass_at_cap < stops.pass_level
-    assert "eps_pass = 0.01" in at.reason and f"{stops.pass_level:.4f}" in at.reason
+    assert f"eps_pass = {PASS_RATE_EPS_PASS:g}" in at.reason and f"{stops.pass_level:.4f}" in at.reason
     # each side is calibrated with the other's stops off: a loose fail side does not loosen the pass side
     assert _stops(eps_fail=0.3).pass_level == stops.pass_level
     assert _look(boundary - 1, seen, eps_fail=0.3).decision != "pass"

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from pytest_judgerel.stats.sequential import PASS_RATE_EPS_PASS
+
 __all__ = ["AgnosticBound", "Promise", "least_worst_calls", "promises"]
 
 
@@ -142,8 +144,8 @@ class Promise:
     allowance: float
 
 
-def promises(n_cap: int, cutoff: int, threshold_raw: float, *, eps_pass: float = 0.01, oc: float = 0.03,
-             eps_fail: float | None = None, agree_clear: float = 0.98, agree_at: float = 0.95,
+def promises(n_cap: int, cutoff: int, threshold_raw: float, *, eps_pass: float = PASS_RATE_EPS_PASS,
+             oc: float = 0.03, eps_fail: float | None = None, agree_clear: float = 0.98, agree_at: float = 0.95,
              grid: np.ndarray | None = None) -> list[Promise]:
     """The promises at each rate of ``grid`` (default :func:`_grid`) and ``threshold_raw``: a reversed pass
     stop <= ``eps_pass``; ``P(fixed pass) - P(seq pass)`` (lost - reversed) <= ``oc`` (the benchmark's), or
@@ -191,7 +193,7 @@ def _calls_row(lay: _Layout, q: float) -> np.ndarray:
 
 
 def least_worst_calls(n_cap: int, cutoff: int, looks: tuple[int, ...], truths: list[float], *, threshold_raw: float,
-                      eps_pass: float = 0.01, oc: float = 0.03, eps_fail: float | None = None,
+                      eps_pass: float = PASS_RATE_EPS_PASS, oc: float = 0.03, eps_fail: float | None = None,
                       agree_clear: float = 0.98, agree_at: float = 0.95, objective: str = "worst") -> AgnosticBound:
     """The least worst (``objective="worst"``) or mean (``"mean"``) calls share over the raw rates
     ``truths`` of any rule that stops only at ``looks`` (the last is the cap) and keeps the promises

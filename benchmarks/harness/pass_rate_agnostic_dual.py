@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.harness.pass_rate_agnostic_bound import AgnosticBound, promises
+from pytest_judgerel.stats.sequential import PASS_RATE_EPS_PASS
 
 __all__ = ["least_calls_dual"]
 
@@ -97,7 +98,7 @@ def _best_rule(d: _Design, lam: np.ndarray, on_pass: np.ndarray, on_fail: np.nda
 
 
 def least_calls_dual(n_cap: int, cutoff: int, looks: tuple[int, ...], truths: list[float], *, threshold_raw: float,
-                     eps_pass: float = 0.01, oc: float = 0.03, eps_fail: float | None = None,
+                     eps_pass: float = PASS_RATE_EPS_PASS, oc: float = 0.03, eps_fail: float | None = None,
                      agree_clear: float = 0.98, agree_at: float = 0.95, objective: str = "worst",
                      tol: float = 1e-5, iterations: int = 500) -> AgnosticBound:
     """A lower bound on the least worst (``objective="worst"``) or mean (``"mean"``) calls share over the raw

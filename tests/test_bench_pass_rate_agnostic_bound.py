@@ -95,7 +95,8 @@ def test_the_lagrangian_bound_on_a_large_design_orders_as_a_bound_must() -> None
     at_looks = least_calls_dual(n, cutoff, looks, truths, **kw).worst
     every = least_calls_dual(n, cutoff, tuple(range(1, n + 1)), truths, **kw).worst
     gate = least_calls_dual(n, cutoff, looks, truths, eps_fail=0.03, **kw).worst
-    rule = pass_rate_operating(pass_rate_stops(n, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL), truths).calls_share.max()
+    stops = pass_rate_stops(n, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
+    rule = pass_rate_operating(stops, truths).calls_share.max()
     assert 0 < every <= at_looks + 1e-6
     assert gate >= at_looks - 1e-6
     assert gate <= rule + 1e-6

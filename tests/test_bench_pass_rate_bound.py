@@ -57,7 +57,7 @@ def test_the_bounds_rule_spends_what_it_says_and_keeps_its_promises() -> None:
     for q in (0.74, 0.78, 0.8, 0.82, 0.86, 0.9):
         got = simulate_rule(bound, q, runs, rng)
         p_fixed = float(binom.sf(CUTOFF - 1, N, q))
-        slack = 4 * np.sqrt(PASS_RATE_EPS_PASS / runs) + 0.002  # Monte Carlo, and the promises imposed on a grid of rates
+        slack = 4 * np.sqrt(PASS_RATE_EPS_PASS / runs) + 0.002  # Monte Carlo, and the promises on a grid of rates
         assert got["reversed"] <= PASS_RATE_EPS_PASS + slack, (q, got)
         assert abs(got["oc"]) <= 0.03 + 2 * slack, (q, got)
         if min(p_fixed, 1 - p_fixed) <= 0.05:

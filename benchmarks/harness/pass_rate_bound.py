@@ -245,8 +245,9 @@ def _solve_dual(prog: _Program, tol: float = 2e-4, limit: float = 200.0, iterati
 
 
 def least_calls_share(n_cap: int, cutoff: int, raw: float, *, threshold_raw: float,
-                      eps_pass: float = PASS_RATE_EPS_PASS, oc: float = 0.03, agree_clear: float = 0.98, agree_at: float = 0.95, grid: int = 24,
-                      mass_floor: float = 1e-10, method: str = "dual") -> CallsBound:
+                      eps_pass: float = PASS_RATE_EPS_PASS, oc: float = 0.03, agree_clear: float = 0.98,
+                      agree_at: float = 0.95, grid: int = 24, mass_floor: float = 1e-10,
+                      method: str = "dual") -> CallsBound:
     """A lower bound on the expected share of the cap's calls at raw pass rate ``raw`` of any
     sequential rule that keeps the promises (module docstring) on the design ``(n_cap, cutoff)``;
     ``threshold_raw``: the raw rate at ``min_rate`` (where agreement must be ``agree_at``).

@@ -59,9 +59,8 @@ sequential gate's pass probability within 0.03 of the fixed gate's at every trut
 PASS_RATE_EPS_PASS = 0.02
 """The pass-rate rule's bound on runs with a pass stop the cap reverses, exact at every pass rate of the
 judge (its levels are calibrated to it: :mod:`.sequential_pass_rate`).  Near eps_fail, so that the two
-errors offset in P(sequential pass) instead of failing good judges more often than the fixed gate; at
-0.01 no rule keeping the bounds could spend 0.35 of the calls on average at the gate's looks
-(docs/concepts.md, "Sequential gates")."""
+errors offset in P(sequential pass) instead of failing good judges more often than the fixed gate
+(docs/concepts.md, "The pass-rate gate's pass side")."""
 PASS_RATE_EPS_FAIL = 0.03
 """The same for its fail stops."""
 HUMAN_MEAN_EPS_PASS = 0.01

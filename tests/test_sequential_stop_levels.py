@@ -1,5 +1,7 @@
 """Separate stopping levels for "pass" and "fail": eps_pass bounds the extra false passes."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -50,6 +52,15 @@ def test_the_icc_rule_uses_the_documented_levels_by_default():
     x = np.random.default_rng(0).normal(size=(40, 1)) + 0.3 * np.random.default_rng(1).normal(size=(40, 3))
     look = icc_sequential_look(x, threshold=0.7, cap=10)
     assert (ICC_EPS_PASS, ICC_EPS_FAIL) == (0.01, 0.02) and (look.eps_pass, look.eps_fail) == (0.01, 0.02)
+
+
+def test_the_pass_rate_rule_uses_the_documented_levels_by_default():
+    """docs/concepts.md ("The pass-rate gate's pass side: 0.02"): the pass-rate rule's levels are calibrated
+    to 0.02 / 0.03, the pass side the stricter, and its record says so."""
+    look = _look(450)
+    assert (PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL) == (0.02, 0.03) and (look.eps_pass, look.eps_fail) == (0.02, 0.03)
+    text = (Path(__file__).resolve().parents[1] / "docs" / "concepts.md").read_text(encoding="utf-8")
+    assert "| 0.02 / 0.03, exact at every rate |" in text
 
 
 def test_eps_sets_both_sides_and_each_side_can_be_overridden():

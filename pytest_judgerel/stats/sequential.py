@@ -19,8 +19,8 @@ then every repeat of a few items, the rest simulated from the two-way model with
 noise), :func:`pass_rate_sequential_look` (the beta-binomial predictive of the judge's pass count
 against :func:`pass_rate_cutoff`, at levels calibrated at every pass rate: :mod:`.sequential_pass_rate`)
 and :func:`human_mean_sequential_look` (PPI++; Bayesian-bootstrap completions, Rubin 1981).
-``eps_pass`` / ``eps_fail``: ICC 0.01 / 0.02, pass rate 0.02 / 0.03, human mean 0.01 / 0.03
-(bench_sequential.py).  Seeded; a completed data
+Default ``eps_pass`` / ``eps_fail``: :data:`ICC_EPS_PASS` / :data:`ICC_EPS_FAIL` and their pass-rate
+and human-mean twins (bench_sequential.py).  Seeded; a completed data
 set whose statistic is undefined counts as a fail, as in the fixed gate.
 """
 

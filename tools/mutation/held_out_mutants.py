@@ -38,6 +38,9 @@ Batches:
   allowance), written from the package code only and committed before they were measured.
 * ``6``: 10 bugs (8 kept) in :mod:`held_out_batch6` (the call path's batch workers, chunk cancel, single
   flight, spliced key and entry JSON, bare-number replies), written and committed the same way.
+* ``7``: 10 bugs in :mod:`held_out_batch7` (the ICC rule's offsets posterior given the probe).
+* ``8``: 24 bugs in :mod:`held_out_batch8` (the pass-rate rule, its exact calibration, the dry run's
+  plan and the sequential driver).
 
     python tools/mutation/held_out_mutants.py                 # every batch
     python tools/mutation/held_out_mutants.py --batch 2 --jobs 2
@@ -85,7 +88,8 @@ MODULES: dict[str, list[str]] = {
     "agreement": ["stats/verdict_agreement.py"],
     "noise": ["stats/noise_allowance.py"],
     "parsing": ["judging/parsing.py"],
-    "sequential": ["stats/sequential.py"],
+    "sequential": ["stats/sequential.py", "stats/sequential_pass_rate.py", "stats/sequential_plan.py",
+                   "gates/sequential.py"],
 }
 
 #: The whole relevant test set of each kind: every test file that is about the kind's
@@ -147,7 +151,13 @@ TESTS: dict[str, list[str]] = {
                    "tests/test_stats_sequential.py", "tests/test_sequential_rules.py",
                    "tests/test_sequential_stop_levels.py", "tests/test_sequential_offset_prior.py",
                    "tests/test_sequential_gates.py",
-                   "tests/test_sequential_loopback.py", "tests/test_pairwise_sequential.py"],
+                   "tests/test_sequential_loopback.py", "tests/test_pairwise_sequential.py",
+                   # batch 8 (the pass-rate rule, its calibration, the plan, the driver): the files that
+                   # name them or the word "sequential" (grep -w), chosen after the bugs were committed
+                   "tests/test_pass_rate_stops.py", "tests/test_sequential_failure_records.py",
+                   "tests/test_gate_conclusion.py", "tests/test_bill.py", "tests/test_stats_ppi.py",
+                   "tests/test_bench_pass_rate_bound.py", "tests/test_bench_pass_rate_agnostic_bound.py",
+                   "tests/test_bench_sequential_grading.py"],
 }
 
 
@@ -552,6 +562,11 @@ from held_out_batch7 import BATCH7  # noqa: E402
 
 BUGS += [bug(id_, 7, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH7]
 
+# batch 8: the pass-rate rule, its exact calibration, the plan and the sequential driver (held_out_batch8.py)
+from held_out_batch8 import BATCH8  # noqa: E402
+
+BUGS += [bug(id_, 8, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH8]
+
 #: bugs considered and left out because no input can tell them from the original (each with why)
 DROPPED_EQUIVALENT = {
     "retry: 'ConnectError' dropped from the connection names": "httpx.ConnectError subclasses NetworkError, "
@@ -771,7 +786,7 @@ def report(results: list[Outcome], label: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7), help="one batch (default: every batch)")
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), help="one batch (default: every batch)")
     ap.add_argument("--only", help="comma-separated bug ids")
     ap.add_argument("--jobs", type=int, default=1, help="bugs measured at once (each in its own copy)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")

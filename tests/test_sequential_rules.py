@@ -242,6 +242,17 @@ def test_the_pass_rate_plan_is_the_rules_exact_expectation():
                                                                                    calibration=PERFECT).basis
 
 
+def test_the_pass_rate_plan_counts_every_call_of_an_item():
+    """With ``repeats`` calls per item both the cap and the expected calls scale by them (the share
+    is the rule's, whatever the calls per item)."""
+    one = plan_pass_rate(60, min_rate=0.8, calibration=PERFECT, truth=0.9)
+    three = plan_pass_rate(60, min_rate=0.8, calibration=PERFECT, truth=0.9, repeats=3)
+    assert three.cap_calls == 180
+    assert 0 < one.expected_calls < 60
+    assert three.expected_calls == pytest.approx(3 * one.expected_calls, rel=1e-12)
+    assert three.expected_share == pytest.approx(one.expected_share, rel=1e-12)
+
+
 def test_the_icc_plan_runs_the_rule_on_simulated_judges():
     far = plan_icc(60, 6, 0.5, truth=0.9, runs=4)
     near = plan_icc(60, 6, 0.5, truth=0.5, runs=4)

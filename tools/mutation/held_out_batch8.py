@@ -4,6 +4,10 @@ calibration, the dry run's plan and the driver that draws and records a sequenti
 ``stats/sequential_plan.py``, ``gates/sequential.py``), written from the package code only (no file
 under ``tests/`` opened or searched while writing them) and committed before they were measured.
 
+Measured 22 of 24 killed.  The survivor PP02 (the plan's expected calls without the repeats per item)
+now fails tests/test_sequential_rules.py; GS04 (the driver's pass-rate plan without the repeats) is
+equivalent and left out here (:data:`held_out_mutants.DROPPED_EQUIVALENT`, with why).
+
 Each entry of :data:`BATCH8` is ``(id, kind, file, old, new, what)`` like :mod:`held_out_batch4`.
 """
 
@@ -106,10 +110,6 @@ BATCH8: list[tuple[str, str, str, str, str, str]] = [
      "    if unparsed <= limit:\n        return None",
      "    if unparsed < limit:\n        return None",
      "exactly max_parse_failures unparsed replies end the drawing (the gate allows that many)"),
-    ("GS04", "sequential", "gates/sequential.py",
-     "                              interval=interval, repeats=pending.design.repeats)",
-     "                              interval=interval)",
-     "the dry run's pass-rate plan ignores the repeats per item"),
     ("GS05", "sequential", "gates/sequential.py",
      "exc.sequential_run = _run(pending, unit, drawn[0], looks, \"budget\",",
      "exc.sequential_run = _run(pending, unit, size, looks, \"budget\",",

@@ -41,6 +41,8 @@ Batches:
 * ``7``: 10 bugs in :mod:`held_out_batch7` (the ICC rule's offsets posterior given the probe).
 * ``8``: 24 bugs (23 kept) in :mod:`held_out_batch8` (the pass-rate rule, its exact calibration, the dry run's
   plan and the sequential driver).
+* ``9``: 14 bugs in :mod:`held_out_batch9` (the aiohttp fast path, the disk cache's key stripes and
+  its shared count of stored entries).
 
     python tools/mutation/held_out_mutants.py                 # every batch
     python tools/mutation/held_out_mutants.py --batch 2 --jobs 2
@@ -75,7 +77,7 @@ PKG = "pytest_judgerel/"
 MODULES: dict[str, list[str]] = {
     "wire": ["llm/wire.py", "llm/http_transport.py"],
     "retry": ["llm/retry.py", "llm/upstream.py"],
-    "cache": ["llm/write_behind.py", "llm/client.py", "llm/backend.py", "llm/keys.py"],
+    "cache": ["llm/write_behind.py", "llm/client.py", "llm/backend.py", "llm/keys.py", "llm/disk_backend.py"],
     "prices": ["llm/prices.py", "llm/http_transport.py", "llm/upstream.py"],
     "gates": ["gates/conclusion.py", "gates/common.py"],
     "settings": ["llm/settings.py", "session/context.py", "session/settings.py"],
@@ -567,6 +569,11 @@ from held_out_batch8 import BATCH8  # noqa: E402
 
 BUGS += [bug(id_, 8, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH8]
 
+# batch 9: the aiohttp fast path and the disk cache's key stripes and stored count (held_out_batch9.py)
+from held_out_batch9 import BATCH9  # noqa: E402
+
+BUGS += [bug(id_, 9, kind, file, old, new, what) for id_, kind, file, old, new, what in BATCH9]
+
 #: bugs considered and left out because no input can tell them from the original (each with why)
 DROPPED_EQUIVALENT = {
     "retry: 'ConnectError' dropped from the connection names": "httpx.ConnectError subclasses NetworkError, "
@@ -788,7 +795,7 @@ def report(results: list[Outcome], label: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), help="one batch (default: every batch)")
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8, 9), help="one batch (default: every batch)")
     ap.add_argument("--only", help="comma-separated bug ids")
     ap.add_argument("--jobs", type=int, default=1, help="bugs measured at once (each in its own copy)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")

@@ -114,11 +114,16 @@ _LLM_COMMON = ["tests/test_llm_mutants.py", "tests/test_mutants_wire.py", "tests
                "tests/test_write_behind.py", "tests/test_llm_retry.py", "tests/test_wire.py"]
 TESTS: dict[str, list[str]] = {
     "wire": _LLM_COMMON + ["tests/test_llm_providers.py", "tests/test_robust_faults.py", "tests/test_endpoint.py",
-                           "tests/test_llm_client.py"],
+                           "tests/test_llm_client.py",
+                           # batch 9: the other files that name the fast path's module or names (grep)
+                           "tests/test_mutants_settings.py", "tests/test_llama_server.py"],
     "retry": _LLM_COMMON + ["tests/test_robust_faults.py", "tests/test_llm_client.py"],
     "cache": _LLM_COMMON + ["tests/test_llm_keys.py", "tests/test_cache_layout.py", "tests/test_llm_multiprocess.py",
                             "tests/test_dry_run_budget.py", "tests/test_llm_redis.py", "tests/test_llm_client.py",
-                            "tests/test_judge.py"],
+                            "tests/test_judge.py",
+                            # batch 9 (llm/disk_backend.py joined the kind): the files that name the disk
+                            # backend, its stripes or its stored count (grep), chosen after the bugs were committed
+                            "tests/test_stored_count.py", "tests/test_llm_cli.py", "tests/test_bench_record_floor.py"],
     "prices": _LLM_COMMON + ["tests/test_dry_run_budget.py", "tests/test_llm_client.py"],
     "gates": ["tests/test_mutants_gates.py", "tests/test_gate_conclusion.py", "tests/test_assertions.py",
               "tests/test_records.py", "tests/test_sequential_failure_records.py", "tests/test_probe_assertions.py",

@@ -8,7 +8,7 @@ Designs come from the domain stated in ``benchmarks/harness/sequential_designs.p
 on and around its threshold.  Every data set is drawn in full (the cap's answers), the fixed
 verdict computed on it, and the sequential rule (the defaults of
 :mod:`pytest_judgerel.stats.sequential`) sees prefixes of the same answers at its looks.  A design
-and truth is *clear* where ``P(fixed passes)`` (exact for the pass rate, 400 more data sets for
+and truth is *clear* where ``P(fixed passes)`` (exact for the pass rate, 2,000 more data sets for
 the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) and pooled:
 
 * |P(seq pass) - P(fixed pass)| <= 0.03 at every truth (per family and offset from the threshold;

@@ -177,3 +177,23 @@ def test_the_agnostic_worst_line_names_the_graded_design_with_the_most_calls_and
     assert line[1].startswith(a.label()) and f"spends less than {at_looks:.3f}" in line[1]
     assert f"{every:.3f} with a look after every item" in line[1] and every <= at_looks + 1e-6
     assert line[3] is None and line[2] == "<= 0.75" + ("" if every <= 0.75 else ": cannot hold here, whatever the looks")
+
+
+def test_an_icc_designs_p_fixed_adds_sets_of_its_own_and_leaves_the_data_sets_as_they_were() -> None:
+    """The first 400 sets come from the cell's stream (where the data sets follow), the rest from a
+    stream of their own: more sets sharpen P(fixed) without changing a single data set."""
+    from benchmarks.harness.sequential_designs import IccGenerator, _icc_p_fixed, icc_fixed_passes
+
+    design = IccDesign(3, 24, 4, 0.55, (1, 5), "homoscedastic", 0.0)
+    gen = IccGenerator(design)
+    rho = 0.5
+    old, new = np.random.default_rng(42), np.random.default_rng(42)
+    first = icc_fixed_passes(gen.scores(rho, old, design.n, design.cap, 400), design.threshold)
+    p = _icc_p_fixed(gen, rho, new, np.random.default_rng(7), 1000)
+    own = np.random.default_rng(7)
+    second = icc_fixed_passes(gen.scores(rho, own, design.n, design.cap, 400), design.threshold)
+    third = icc_fixed_passes(gen.scores(rho, own, design.n, design.cap, 200), design.threshold)
+    assert 0.0 < p < 1.0
+    assert p == (int(first.sum()) + int(second.sum()) + int(third.sum())) / 1000
+    # the cell's stream is where it would be after the old 400 sets: its next data set is the same
+    assert np.array_equal(gen.scores(rho, old, design.n, design.cap), gen.scores(rho, new, design.n, design.cap))

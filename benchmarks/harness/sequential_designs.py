@@ -235,9 +235,29 @@ def run_icc(x: np.ndarray, design: IccDesign, seed: int) -> tuple[float, bool, b
     raise AssertionError("the cap always stops")  # pragma: no cover
 
 
-def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = 400, plan: bool = True,
+#: data sets that estimate an ICC design's P(fixed passes) per truth: the first ``_FIXED_CHUNK`` from the
+#: cell's own stream (before its data sets), the rest from a stream of their own (the data sets stay the same)
+FIXED_SETS = 2000
+_FIXED_CHUNK = 400
+
+
+def _icc_p_fixed(gen: IccGenerator, rho: float, rng: np.random.Generator, extra: np.random.Generator,
+                 sets: int) -> float:
+    """P(fixed passes) over ``sets`` data sets, drawn in chunks (memory: a chunk of n x cap x 400)."""
+    d = gen.design
+    passes, drawn = 0, 0
+    while drawn < sets:
+        size = min(_FIXED_CHUNK, sets - drawn)
+        source = rng if drawn == 0 else extra
+        passes += int(icc_fixed_passes(gen.scores(rho, source, d.n, d.cap, size), d.threshold).sum())
+        drawn += size
+    return passes / sets
+
+
+def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = FIXED_SETS, plan: bool = True,
               at_threshold: int | None = None) -> list[Cell]:
-    """The design's cells: ``datasets`` data sets per truth, ``at_threshold`` (default the same) on it."""
+    """The design's cells: ``datasets`` data sets per truth, ``at_threshold`` (default the same) on it;
+    ``P(fixed passes)`` from ``fixed_sets`` more (:func:`_icc_p_fixed`)."""
     gen = IccGenerator(design)
     truths = [round(design.threshold + off, 3) for off in ICC_OFFSETS if 0.05 <= design.threshold + off <= 0.97]
     cells = []
@@ -247,8 +267,7 @@ def icc_cells(design: IccDesign, datasets: int, seed: int, fixed_sets: int = 400
         if abs(truth - target) > 0.01:  # out of the scale's reach (rounding caps the ICC)
             continue
         rng = np.random.default_rng([seed, design.index, t_i, 3])
-        p_fixed = float(icc_fixed_passes(gen.scores(rho, rng, design.n, design.cap, fixed_sets),
-                                         design.threshold).mean())
+        p_fixed = _icc_p_fixed(gen, rho, rng, np.random.default_rng([seed, design.index, t_i, 7]), fixed_sets)
         cell = Cell(design, truth, round(target - design.threshold, 3), p_fixed)
         stages = icc_stages(design, truth)
         cell.oracle = oracle_share(p_fixed, stages, ICC_EPS_PASS, ICC_EPS_FAIL)

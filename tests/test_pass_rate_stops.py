@@ -8,8 +8,11 @@ import pytest
 from pytest_judgerel.stats.pass_rate import JudgeCalibration
 from pytest_judgerel.stats.sequential_pass_rate import (
     _boundaries,
+    _from_items,
     _predictive,
+    PASS_RATE_PASS_FROM,
     pass_rate_operating,
+    pass_rate_pass_from,
     pass_rate_stops,
 )
 from pytest_judgerel.stats.sequential import (
@@ -66,8 +69,11 @@ def test_the_levels_are_the_loosest_that_keep_the_bounds(n_cap, cutoff):
     no_pass, no_fail = (-1,) * len(predictive), tuple(p.size for p in predictive)
     from pytest_judgerel.stats.sequential_pass_rate import boundaries_operating
 
-    assert _boundaries(predictive, stops.pass_level, "pass") == stops.pass_counts
-    rev = boundaries_operating(n_cap, cutoff, looks, _boundaries(predictive, looser_pass, "pass"), no_pass, grid).reversed
+    def pass_side(level):  # the gate's pass boundaries: none before pass_from items unless the cutoff is reached
+        return _from_items(_boundaries(predictive, level, "pass"), looks[:-1], cutoff, stops.pass_from)
+
+    assert pass_side(stops.pass_level) == stops.pass_counts
+    rev = boundaries_operating(n_cap, cutoff, looks, pass_side(looser_pass), no_pass, grid).reversed
     lost = boundaries_operating(n_cap, cutoff, looks, no_fail, _boundaries(predictive, looser_fail, "fail"), grid).lost
     assert rev.max() > PASS_RATE_EPS_PASS
     assert lost.max() > PASS_RATE_EPS_FAIL
@@ -183,3 +189,37 @@ def test_counts_in_the_predictives_tails_read_as_certain_and_nothing_else_moves(
             exact._TAIL = tail
             pass_rate_stops.cache_clear()
         assert windowed_stops == full_stops, (n_cap, cutoff, prior)
+
+
+def test_no_pass_stop_before_a_tenth_of_the_items_unless_the_count_secures_it():
+    """A gate on 459 items (cutoff 299: min_rate 0.65, a perfect judge) looks at 20, 43, 66, ... items; its
+    first two looks may stop with "fail" but with "pass" only once 46 items are judged (a tenth), or where
+    the count already reaches the cutoff.  The budget those early pass stops would spend goes to the later
+    looks: at a true rate of 0.70 the gate spends fewer calls than with pass stops from the first look,
+    and both keep the bound at every rate."""
+    n_cap, cutoff = 459, 299
+    looks = pass_rate_schedule(n_cap).looks
+    assert looks[:3] == (20, 43, 66) and PASS_RATE_PASS_FROM == 0.1 and pass_rate_pass_from(n_cap) == 46
+    stops = pass_rate_stops(n_cap, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
+    early = pass_rate_stops(n_cap, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL, pass_from=0)
+    assert stops.pass_from == 46 and early.pass_from == 0
+    assert stops.pass_counts[:2] == (21, 44) and stops.pass_counts[2] <= 66
+    assert early.pass_counts[0] <= 20  # without the restriction 20 of 20 would stop with a pass
+    assert stops.fail_counts[0] >= 0  # fail stops stay at every look
+    grid = np.linspace(0.001, 0.999, 999)
+    assert pass_rate_operating(stops, grid).reversed.max() <= PASS_RATE_EPS_PASS + 1e-6
+    at_070 = pass_rate_operating(stops, [0.70]).calls_share[0]
+    assert at_070 < pass_rate_operating(early, [0.70]).calls_share[0] - 0.01
+
+    cal = JudgeCalibration(1.0, 1.0, 100, 400)
+    cut = pass_rate_cutoff(n_cap, min_rate=0.65, calibration=cal)
+    assert cut.count == cutoff
+    first = pass_rate_sequential_look(20, 20, n_cap=n_cap, min_rate=0.65, calibration=cal, cutoff=cut)
+    assert first.decision == "continue" and "no pass stop before 46 items are judged" in first.reason
+    assert first.p_pass_at_cap >= stops.pass_level  # the level alone would have passed
+    third = pass_rate_sequential_look(66, 66, n_cap=n_cap, min_rate=0.65, calibration=cal, cutoff=cut)
+    assert third.decision == "pass"
+    low = pass_rate_cutoff(400, min_rate=0.03, calibration=cal)
+    assert low.count <= 18
+    settled = pass_rate_sequential_look(18, 20, n_cap=400, min_rate=0.03, calibration=cal, cutoff=low)
+    assert settled.decision == "pass" and "settled whatever" in settled.reason

@@ -70,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "pass_rate_schedule": "sequential",
     # sequential_pass_rate.py
     "pass_rate_stops": "sequential_pass_rate", "PassRateStops": "sequential_pass_rate",
+    "pass_rate_pass_from": "sequential_pass_rate",
     "pass_rate_operating": "sequential_pass_rate", "PassRateOperating": "sequential_pass_rate",
     "boundaries_operating": "sequential_pass_rate",
     # sequential_plan.py

@@ -318,9 +318,14 @@ def _decide(p: float, eps_pass: float, eps_fail: float, what: str) -> tuple[str,
                         f"{1 - eps_pass:.3f}): draw more")
 
 
-def _decide_at_levels(p: float, pass_level: float, fail_level: float) -> tuple[str, str]:
-    """The pass-rate gate's decision at its calibrated levels (:mod:`.sequential_pass_rate`)."""
+def _decide_at_levels(p: float, pass_level: float, fail_level: float, seen: int = 0,
+                      pass_from: int = 0) -> tuple[str, str]:
+    """The pass-rate gate's decision at its calibrated levels (:mod:`.sequential_pass_rate`) after ``seen``
+    items, a pass only from ``pass_from`` items on."""
     what = "P(the pass-rate gate passes at the cap)"
+    if p >= pass_level and seen < pass_from:
+        return "continue", (f"{what} = {p:.4f} >= the pass level {pass_level:.4f}, but no pass stop before "
+                            f"{pass_from} items are judged: draw more")
     if p >= pass_level:
         return "pass", f"{what} = {p:.4f} >= the pass level {pass_level:.4f}: the verdict is settled"
     if p <= fail_level:
@@ -837,7 +842,7 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
         from .sequential_pass_rate import pass_rate_stops
 
         stops = pass_rate_stops(n_cap, cutoff.count, sched.looks, eps_pass, eps_fail, (a, b))
-        decision, reason = _decide_at_levels(p, stops.pass_level, stops.fail_level)
+        decision, reason = _decide_at_levels(p, stops.pass_level, stops.fail_level, seen, stops.pass_from)
         reason += (f" (beta-binomial predictive of the {remaining} remaining items; levels calibrated so that, at "
                    f"every pass rate of the judge, a pass stop is reversed by the cap in at most eps_pass = "
                    f"{eps_pass:g} of the runs and a fail stop in at most eps_fail = {eps_fail:g})")

@@ -14,12 +14,12 @@ Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000, exact calculations fo
     P(a pass stop before the cap, the cap's verdict fail) <= eps_pass
     P(a fail stop before the cap, the cap's verdict pass) <= eps_fail
 
-each side computed with the other side's stops switched off (which can only raise it: those stops
-end runs before they could stop wrongly).  Both errors fall as a level tightens, since a run that
-goes on instead of stopping is reversed only by a later stop on a path whose cap disagrees, so the
-level is found by bisection over the predictive values the looks can take.  The worst ``q`` lies
-near the cutoff rate: the rates are a dense grid of +-10 standard errors of the final proportion
-around it, a coarse one over (0, 1), and a finer one around the grid's worst point.
+each side with the other's stops off (which can only raise it).  Both errors fall as a level
+tightens, so the level is found by bisection over the predictive values the looks can take (the
+worst ``q`` lies near the cutoff rate: a dense grid of +-10 standard errors of the final proportion
+around it, a coarse one over (0, 1), a finer one around the grid's worst point).  Before
+``pass_from`` items (:func:`pass_rate_pass_from`) a look passes
+only where the count has reached the cutoff; the pass level is calibrated with that restriction.
 
 The predictive is Bayesian (a Jeffreys prior); these bounds are not: they hold for any judge
 whose verdicts are independent with a common pass probability, whatever that probability is.
@@ -35,7 +35,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PassRateStops", "PassRateOperating", "pass_rate_stops", "pass_rate_operating", "boundaries_operating"]
+__all__ = ["PassRateStops", "PassRateOperating", "pass_rate_stops", "pass_rate_operating", "boundaries_operating",
+           "PASS_RATE_PASS_FROM", "pass_rate_pass_from"]
+
+PASS_RATE_PASS_FROM = 0.1
+"""Share of the cap's items the pass-rate gate judges before a look may stop with "pass" (fail stops,
+and a pass the count has already secured, come at any look): on a gate of a few hundred items the
+first looks see a few dozen, where a pass stop spends the reversal budget on lucky streaks that
+later looks use better (docs/concepts.md).  Gates on up to 200 items are unaffected: their first
+look is at 20 items."""
 
 _DENSE = 121  # rates within +-10 standard errors of the cutoff rate
 _COARSE = 41  # rates over (0, 1)
@@ -44,8 +52,9 @@ _REFINE = 16  # rates between the worst grid point's neighbours
 
 @dataclass(frozen=True)
 class PassRateStops:
-    """The calibrated rule: ``pass_level`` / ``fail_level`` on ``p_cap``; per look of ``looks``
-    (before the cap) the fewest passes that stop with "pass" (``pass_counts``, look + 1: none) and
+    """The calibrated rule: ``pass_level`` / ``fail_level`` on ``p_cap``, a pass stop only from
+    ``pass_from`` items judged on (before that, only where the count has reached the cutoff); per look of
+    ``looks`` (before the cap) the fewest passes that stop with "pass" (``pass_counts``, look + 1: none) and
     the most that stop with "fail" (``fail_counts``, -1: none); ``worst_reversed`` /
     ``worst_lost`` the largest P(pass stop, cap fails) / P(fail stop, cap passes) over the rates,
     and the rates where they occur."""
@@ -55,6 +64,7 @@ class PassRateStops:
     looks: tuple[int, ...]
     eps_pass: float
     eps_fail: float
+    pass_from: int
     pass_level: float
     fail_level: float
     pass_counts: tuple[int, ...]
@@ -81,6 +91,11 @@ class PassRateOperating:
 
 _TAIL = 1e-12
 """Counts whose ``p_cap`` lies within this of 0 or 1 read as 0 or 1 in the calibration (:func:`_predictive`)."""
+
+
+def pass_rate_pass_from(n_cap: int) -> int:
+    """Items judged before a pass-rate look may stop with "pass": :data:`PASS_RATE_PASS_FROM` of the cap."""
+    return math.ceil(PASS_RATE_PASS_FROM * n_cap)
 
 
 def _predictive_rows(counts: np.ndarray, n: int, n_cap: int, cutoff: int, a: float, b: float) -> np.ndarray:
@@ -234,10 +249,18 @@ def _worst(n_cap: int, cutoff: int, looks: tuple[int, ...], pass_counts: tuple[i
     return float(values[i]), float(grid[i])
 
 
+def _from_items(bounds: tuple[int, ...], before: tuple[int, ...], cutoff: int, pass_from: int) -> tuple[int, ...]:
+    """Pass boundaries with no stop at a look before ``pass_from`` items, except where the count has
+    reached the cutoff (that pass is certain)."""
+    return tuple(b if n >= pass_from else min(cutoff, n + 1) for b, n in zip(bounds, before))
+
+
 def _calibrate(predictive: list[np.ndarray], n_cap: int, cutoff: int, looks: tuple[int, ...], grid: np.ndarray,
-               kernel: list[tuple[np.ndarray, Any]], eps: float, side: str) -> tuple[float, tuple[int, ...], float, float]:
+               kernel: list[tuple[np.ndarray, Any]], eps: float, side: str,
+               pass_from: int = 0) -> tuple[float, tuple[int, ...], float, float]:
     """The loosest level of one side whose worst error is at most ``eps`` (the other side off), found by
-    bisection over the predictive values the looks take; (level, boundaries, worst error, its rate)."""
+    bisection over the predictive values the looks take; (level, boundaries, worst error, its rate).
+    The pass side stops only from ``pass_from`` items on (:func:`_from_items`)."""
     values = np.unique(np.concatenate(predictive)) if predictive else np.zeros(0)
     # candidate levels, loosest first; the last stops only where the cap cannot disagree
     if side == "pass":
@@ -249,6 +272,8 @@ def _calibrate(predictive: list[np.ndarray], n_cap: int, cutoff: int, looks: tup
 
     def check(k: int) -> tuple[tuple[int, ...], float, float]:
         bounds = _boundaries(predictive, float(candidates[k]), side)
+        if side == "pass":
+            bounds = _from_items(bounds, looks[:len(predictive)], cutoff, pass_from)
         pair = (bounds, none) if side == "pass" else (none, bounds)
         worst, rate = _worst(n_cap, cutoff, looks, pair[0], pair[1], grid,
                              "reversed" if side == "pass" else "lost", kernel)
@@ -271,10 +296,12 @@ def _calibrate(predictive: list[np.ndarray], n_cap: int, cutoff: int, looks: tup
 
 @functools.lru_cache(maxsize=256)
 def pass_rate_stops(n_cap: int, cutoff: int, looks: tuple[int, ...], eps_pass: float, eps_fail: float,
-                    prior: tuple[float, float] = (0.5, 0.5)) -> PassRateStops:
+                    prior: tuple[float, float] = (0.5, 0.5), pass_from: int | None = None) -> PassRateStops:
     """The calibrated stop levels of a sequential pass-rate gate on ``n_cap`` items with cutoff count
-    ``cutoff`` and looks after ``looks`` items (the last is the cap): module docstring."""
+    ``cutoff`` and looks after ``looks`` items (the last is the cap), a pass stop only from ``pass_from``
+    items on (default the gate's, :func:`pass_rate_pass_from`): module docstring."""
     looks = tuple(int(n) for n in looks)
+    pass_from = pass_rate_pass_from(n_cap) if pass_from is None else int(pass_from)
     before = tuple(n for n in looks if n < n_cap)
     a, b = prior
     grid = _rates(n_cap, cutoff)
@@ -284,11 +311,11 @@ def pass_rate_stops(n_cap: int, cutoff: int, looks: tuple[int, ...], eps_pass: f
         fail_level, fail_counts, lost, lost_rate = _calibrate(predictive, n_cap, cutoff, looks, grid, kernel,
                                                               eps_fail, "fail")
         pass_level, pass_counts, rev, rev_rate = _calibrate(predictive, n_cap, cutoff, looks, grid, kernel, eps_pass,
-                                                            "pass")
+                                                            "pass", pass_from)
         if tail < fail_level and pass_level < 1.0 - tail:
             break
-    return PassRateStops(n_cap, cutoff, looks, eps_pass, eps_fail, pass_level, fail_level, pass_counts, fail_counts,
-                         rev, rev_rate, lost, lost_rate)
+    return PassRateStops(n_cap, cutoff, looks, eps_pass, eps_fail, pass_from, pass_level, fail_level, pass_counts,
+                         fail_counts, rev, rev_rate, lost, lost_rate)
 
 
 def pass_rate_operating(stops: PassRateStops, rates: object) -> PassRateOperating:

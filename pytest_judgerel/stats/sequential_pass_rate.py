@@ -18,8 +18,8 @@ each side with the other's stops off (which can only raise it).  Both errors fal
 tightens, so the level is found by bisection over the predictive values the looks can take (the
 worst ``q`` lies near the cutoff rate: a dense grid of +-10 standard errors of the final proportion
 around it, a coarse one over (0, 1), a finer one around the grid's worst point).  Before
-``pass_from`` items (:func:`pass_rate_pass_from`) a look passes
-only where the count has reached the cutoff; the pass level is calibrated with that restriction.
+``pass_from`` items (:func:`pass_rate_pass_from`) a look passes only where the count has reached
+the cutoff; the pass level is calibrated with that restriction.
 
 The predictive is Bayesian (a Jeffreys prior); these bounds are not: they hold for any judge
 whose verdicts are independent with a common pass probability, whatever that probability is.

@@ -799,7 +799,8 @@ def pass_rate_sequential_look(passed: Any, n: int | None = None, *, n_cap: int, 
     the judge, a pass stop on ``schedule``'s looks is reversed by the cap in at most ``eps_pass``
     (default :data:`PASS_RATE_EPS_PASS`) of the runs and a fail stop in at most ``eps_fail``
     (:data:`PASS_RATE_EPS_FAIL`), computed exactly (:func:`~.sequential_pass_rate.pass_rate_stops`); ``eps``
-    sets both.  A look off the schedule uses the schedule's levels (the bound then does not cover it).
+    sets both.  Before :func:`~.sequential_pass_rate.pass_rate_pass_from` items a look stops with "pass"
+    only where the count has reached the cutoff.  A look off the schedule uses the schedule's levels (the bound then does not cover it).
     At the cap: the fixed verdict.
     """
     count, seen = _count_seen(passed, n)

@@ -114,8 +114,10 @@ def test_the_exact_figures_match_the_look_function_run_on_data(rate):
     assert abs(share - op.calls_share[0]) <= 0.02
 
 
-def test_a_look_on_the_schedule_stops_exactly_at_the_boundaries():
-    n_cap, min_rate = 60, 0.76
+@pytest.mark.parametrize("n_cap, min_rate", [(60, 0.76), (300, 0.76), (459, 0.65)])
+def test_a_look_on_the_schedule_stops_exactly_at_the_boundaries(n_cap, min_rate):
+    """At every count of every look the look function decides what the calibrated boundaries say (on
+    300 and 459 items, before a tenth of the items, too)."""
     cal = JudgeCalibration(1.0, 1.0, 100, 400)
     cutoff = pass_rate_cutoff(n_cap, min_rate=min_rate, calibration=cal)
     schedule = pass_rate_schedule(n_cap)

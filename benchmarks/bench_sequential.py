@@ -21,11 +21,14 @@ the ICC) is >= 0.95 or <= 0.05.  Goals, per family (noise kind; judge and rule) 
   (``benchmarks/harness/pass_rate_bound.py``: no rule, with any looks, spends less), for the ICC
   the estimating floor (a rule that must estimate the truth at the same looks and levels, an
   approximation).  "Any design" is graded on the designs where that bound is within the goal at
-  every clear truth, on fresh data sets: the few worst picked on the benchmark's data sets are
-  measured again on independent ones and the largest fresh mean graded (``fresh_worst``: no
-  winner's curse); the truths where the bound is over the goal get an INFO line with it (the goal
-  cannot hold there), and the other truths of those designs one with the rule's worst (at most
-  the goal in that design cannot hold, whatever the rule);
+  every clear truth (for the pass rate also the least worst over them of one rule that does not
+  know the truth, with a look after every item: ``agnostic_bounds``); for the ICC on fresh data
+  sets: the few worst picked on the benchmark's data sets are measured again on independent ones
+  and the largest fresh mean graded (``fresh_worst``: no winner's curse); for the pass rate on the
+  rule's exact calls (checked against the gate run on the data sets: ``simulated_vs_exact_lines``).
+  The truths where the bound is over the goal get an INFO line with it (the goal cannot hold
+  there), and the other truths of those designs one with the rule's worst (at most the goal in
+  that design cannot hold, whatever the rule);
 * agreement >= 0.98 where clear, >= 0.95 on the threshold;
 * for the pass rate, the bounds computed exactly on every design at 999 rates (``exact_rate_lines``:
   reversed pass stops <= eps_pass, fail stops <= eps_fail, |OC| <= 0.03 at every rate), and as INFO
@@ -152,9 +155,14 @@ def _where(c: Cell) -> str:
             f"estimating floor {c.floor:.3f}" + (f", exact bound {c.exact:.3f}" if c.exact is not None else ""))
 
 
+def _share(c: Cell) -> float:
+    """The rule's mean calls share at ``c``: exact where computed (the pass rate), else over its data sets."""
+    return c.exact_share if c.exact_share is not None else float(np.mean(c.shares))
+
+
 def _worst(cells: list[Cell]) -> str:
-    m, c = max(((float(np.mean(c.shares)), c) for c in cells), key=lambda row: row[0])
-    return f"{m:.3f} of the fixed calls at {_where(c)}"
+    m, c = max(((_share(c), c) for c in cells), key=lambda row: row[0])
+    return f"{m:.3f} of the fixed calls{' (exact)' if c.exact_share is not None else ''} at {_where(c)}"
 
 
 def fresh_worst(within: list[Cell], refresh: Refresh) -> tuple[float, str]:
@@ -193,12 +201,14 @@ def _by_design(cells: list[Cell]) -> dict[str, list[Cell]]:
 def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refresh | None = None) -> list[Line]:
     """The worst calls share in any design and truth of ``clear``.  With a ``goal``: graded on the designs
     where a rule can meet it at every one of their clear truths (:func:`least_calls` within the goal at
-    each), with ``refresh`` on fresh data sets (:func:`fresh_worst`).  A design with a clear truth where
-    no rule can meet the goal is one where "at most ``goal`` in any design" cannot hold, whatever the
-    rule: its other truths get an INFO line (the rule's worst there, for the record), and the truths
-    over the goal an INFO line with their bound: an exact one (the pass rate: no rule that keeps the
-    promises on the design spends less) or the estimating floor (the ICC: an approximation, the rule
-    may come in under it)."""
+    each, and for the pass rate one rule at all of them: ``Cell.agnostic``, :func:`agnostic_bounds`), on
+    the exact shares where computed (the pass rate), else with ``refresh`` on fresh data sets
+    (:func:`fresh_worst`).  A design with a clear truth where no rule can meet the goal is one where "at most
+    ``goal`` in any design" cannot hold, whatever the rule: its other truths get an INFO line (the rule's
+    worst there, for the record), the truths over the goal an INFO line with their bound (an exact one,
+    the pass rate: no rule that keeps the promises on the design spends less; or the estimating floor,
+    the ICC: an approximation, the rule may come in under it), and the designs where no one rule that does
+    not know the truth meets it at all their clear truths, even with a look after every item, one more."""
     if goal is None:
         return [(f"sequential_calls_worst[{name}]", f"{_worst(clear)} ({len(clear)} designs and truths)", "-", None)]
     exact = any(isinstance(c.design, RateDesign) for c in clear)  # the pass rate's bound is exact where it decides
@@ -208,29 +218,41 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
         return _reachable(c, goal)
 
     designs = _by_design(clear)
-    graded = {label for label, cs in designs.items() if all(reachable(c) for c in cs)}
+    agnostic_over = {label for label, cs in designs.items()
+                     if all(reachable(c) for c in cs) and any(c.agnostic is not None and c.agnostic > goal for c in cs)}
+    graded = {label for label, cs in designs.items() if all(reachable(c) for c in cs) and label not in agnostic_over}
     within = [c for c in clear if c.design.label() in graded]
     beyond = [c for c in clear if not reachable(c)]
     elsewhere = [c for c in clear if reachable(c) and c.design.label() not in graded]  # of a design that cannot
     lines: list[Line] = []
     if within:
-        if refresh is None:
-            worst, text = max(float(np.mean(c.shares)) for c in within), _worst(within)
+        if refresh is None or all(c.exact_share is not None for c in within):
+            worst, text = max(_share(c) for c in within), _worst(within)
         else:
             worst, text = fresh_worst(within, refresh)
         lines.append((f"sequential_calls_worst[{name}, designs with {kind} <= {goal} at every clear truth]",
                       f"{text} ({len(graded)} of {len(designs)} designs, {len(within)} of {len(clear)} designs and "
                       f"truths)", f"<= {goal}", worst <= goal))
     if elsewhere:
-        worst, text = (max(float(np.mean(c.shares)) for c in elsewhere), _worst(elsewhere)) if refresh is None \
+        exact_all = all(c.exact_share is not None for c in elsewhere)
+        worst, text = (max(_share(c) for c in elsewhere), _worst(elsewhere)) if refresh is None or exact_all \
             else fresh_worst(elsewhere, refresh)
         lines.append((f"sequential_calls_worst[{name}, other truths of designs with a {kind} over {goal}]",
                       f"{text} ({len(elsewhere)} designs and truths; each design has another clear truth where "
-                      f"the goal cannot hold)", f"<= {goal}, not graded: no rule meets it in these designs", None))
+                      f"the goal cannot hold, or no one rule meets it at all of them)",
+                      f"<= {goal}, not graded: no rule meets it in these designs", None))
+    if agnostic_over:
+        bounds = sorted({float(c.agnostic) for c in clear if c.design.label() in agnostic_over})  # type: ignore[arg-type]
+        rule = max(_share(c) for c in clear if c.design.label() in agnostic_over)
+        lines.append((f"sequential_calls_agnostic_over[{name}, {goal}]",
+                      f"{len(agnostic_over)} design(s) ({', '.join(sorted(agnostic_over))}) where no rule that keeps "
+                      f"the promises without knowing the truth spends at most {goal} at every clear truth, even with "
+                      f"a look after every item (its least worst {bounds[0]:.4f}-{bounds[-1]:.4f}); the rule's worst "
+                      f"there {rule:.4f}", f"<= {goal}, not graded: no rule meets it there", None))
     if beyond:
         bounds = [float(least_calls(c)) for c in beyond]  # type: ignore[arg-type]
         oracles = [float(c.oracle) for c in beyond]  # type: ignore[arg-type]
-        excess = max(float(np.mean(c.shares)) - float(least_calls(c)) for c in beyond)  # type: ignore[arg-type]
+        excess = max(_share(c) - float(least_calls(c)) for c in beyond)  # type: ignore[arg-type]
         why = ("no rule that keeps the promises on the design, with any looks, can meet the goal there" if exact
                else "a rule that must estimate the truth is not expected to meet the goal at these looks and levels")
         lines.append((f"sequential_calls_bound[{name}, {kind} > {goal}]",
@@ -241,13 +263,52 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
     return lines
 
 
+def agnostic_bounds(cells: list[Cell], goal: float, margin: float = 0.02) -> None:
+    """``Cell.agnostic`` on every clear cell of the pass-rate designs whose rule spends more than ``goal - margin``
+    at a clear truth (exactly): the least worst calls over the design's clear truths of any rule that keeps the
+    benchmark's promises without knowing the truth, with a look after every item
+    (``harness/pass_rate_agnostic_dual.py``).  Over ``goal``, no one rule meets the goal on that design."""
+    for a, cs in _agnostic_designs(cells):
+        if max(_share(c) for c in cs) <= goal - margin or cs[0].agnostic is not None:
+            continue
+        t0 = time.perf_counter()
+        bound = a.bound(a.every())
+        for c in cs:
+            c.agnostic = bound
+        print(f"  truth-agnostic bound {bound:.4f} at {a.label}, a look after every item "
+              f"({time.perf_counter() - t0:.1f} s)", flush=True)
+
+
+def simulated_vs_exact_lines(name: str, cells: list[Cell], z_max: float = 4.5) -> list[Line]:
+    """The gate run on the data sets (its look function at its looks) against its exact calls share
+    (:func:`~pytest_judgerel.stats.sequential_pass_rate.pass_rate_operating`) at every design and truth:
+    the exact figures the "any design" lines grade are what the gate spends.  Graded on the largest
+    ``|mean - exact| / SE`` (at most ``z_max``), the SE at least ``1 / n`` (one of ``n`` runs moving by the
+    whole cap: where every data set stopped at one look, a rarer stop elsewhere is not yet seen)."""
+    rows = []
+    for c in cells:
+        if c.exact_share is None or not c.shares:
+            continue
+        shares = np.asarray(c.shares)
+        diff = float(shares.mean()) - c.exact_share
+        se = max(float(shares.std(ddof=1)) / np.sqrt(shares.size) if shares.size > 1 else 0.0, 1.0 / shares.size)
+        z = abs(diff) / se
+        rows.append((z, diff, c))
+    if not rows:
+        return []
+    z, diff, c = max(rows, key=lambda row: row[0])
+    return [(f"sequential_calls_simulated_vs_exact[{name}]",
+             f"largest |simulated - exact| {abs(diff):.4f} ({z:.2f} SE) over {len(rows)} designs and truths, at "
+             f"{c.design.label()}, truth {c.truth:.3f}", f"<= {z_max} SE", bool(z <= z_max))]
+
+
 def exact_bounds(cells: list[Cell], goal: float, margin: float = 0.05) -> None:
     """``Cell.exact`` (:func:`~benchmarks.harness.sequential_designs.exact_bound`) at every clear truth of
     the pass-rate designs that can decide an "any design" line: those with a clear truth whose calls on
     the benchmark's data sets come within ``margin`` of ``goal``, or whose estimating floor is over it
     (the others are graded either way: the line grades a design unless a bound is over the goal)."""
     deciding = {c.design.label() for c in cells
-                if c.clear and (float(np.mean(c.shares)) > goal - margin or (c.floor or 0.0) > goal)}
+                if c.clear and (_share(c) > goal - margin or (c.floor or 0.0) > goal)}
     for c in cells:
         if c.clear and c.exact is None and c.design.label() in deciding:
             t0 = time.perf_counter()
@@ -455,6 +516,9 @@ def grade(icc: list[Cell], rate: list[Cell], refresh: Refresh | None = None) -> 
         large, mid = [c for c in rate if c.design.n >= 150], [c for c in rate if 40 <= c.design.n < 150]
         exact_bounds(large, 0.45)
         exact_bounds(mid, 0.75)
+        agnostic_bounds(large, 0.45)
+        agnostic_bounds(mid, 0.75)
+        lines += simulated_vs_exact_lines("pass rate", rate)
         lines += calls_lines("pass rate >= 150 items", large, 0.35, 0.45, refresh)
         lines += agnostic_mean_lines("pass rate >= 150 items", large, 0.35)
         lines += agnostic_lines("pass rate >= 150 items", large, 0.45)

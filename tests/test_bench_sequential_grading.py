@@ -128,7 +128,8 @@ def _rate_cell(design, truth: float, share: float) -> Cell:
     from pytest_judgerel.stats.sequential import pass_rate_cutoff
 
     cutoff = pass_rate_cutoff(design.n, min_rate=design.min_rate, calibration=design.calibration, use=design.use)
-    return Cell(design, truth, 0.0, float(binom.sf(cutoff.count - 1, design.n, truth)), shares=[share], floor=0.1)
+    return Cell(design, truth, 0.0, float(binom.sf(cutoff.count - 1, design.n, truth)), shares=[share], floor=0.1,
+                oracle=0.05)
 
 
 def test_the_mean_agnostic_bound_pools_each_designs_least_mean_by_its_clear_truths() -> None:
@@ -197,3 +198,57 @@ def test_an_icc_designs_p_fixed_adds_sets_of_its_own_and_leaves_the_data_sets_as
     assert p == (int(first.sum()) + int(second.sum()) + int(third.sum())) / 1000
     # the cell's stream is where it would be after the old 400 sets: its next data set is the same
     assert np.array_equal(gen.scores(rho, old, design.n, design.cap), gen.scores(rho, new, design.n, design.cap))
+
+
+def test_the_pass_rate_any_design_line_grades_the_exact_shares_not_the_data_sets() -> None:
+    """Where the rule's calls are computed exactly (the pass rate), the line grades them: no data set
+    is drawn again and the simulated mean does not decide."""
+    from benchmarks.harness.sequential_designs import RateDesign
+
+    a, b = RateDesign(0, 300, 0.7, 1.0, 1.0, "estimate"), RateDesign(1, 300, 0.6, 1.0, 1.0, "estimate")
+    low, high = _rate_cell(a, 0.8, 0.60), _rate_cell(b, 0.7, 0.30)  # simulated shares
+    low.exact_share, high.exact_share = 0.40, 0.44
+
+    def refresh(cell: Cell) -> list[float]:
+        raise AssertionError("exact shares need no fresh data sets")
+
+    [graded] = worst_lines("pass rate >= 150 items, 95% predictable", [low, high], 0.45, refresh)
+    assert graded[3] is True and graded[1].startswith("0.440 of the fixed calls (exact) at rate#1")
+    high.exact_share = 0.451
+    assert worst_lines("x", [low, high], 0.45, refresh)[0][3] is False
+
+
+def test_a_design_no_one_rule_can_meet_is_reported_not_graded() -> None:
+    """A pass-rate design whose least worst calls over its clear truths, for any rule that does not know
+    the truth (``Cell.agnostic``, a look after every item), is over the goal gets an INFO line; the goal
+    is graded on the others, and a design whose bound is within the goal is graded as before."""
+    from benchmarks.harness.sequential_designs import RateDesign
+
+    a, b = RateDesign(0, 300, 0.7, 1.0, 1.0, "estimate"), RateDesign(1, 476, 0.6, 1.0, 1.0, "estimate")
+    ok, over = _rate_cell(a, 0.8, 0.4), _rate_cell(b, 0.7, 0.4)
+    ok.exact_share, over.exact_share = 0.40, 0.466
+    ok.agnostic, over.agnostic = 0.38, 0.4511
+    graded, other, info = worst_lines("x", [ok, over], 0.45)
+    assert graded[3] is True and "at rate#0" in graded[1] and "(1 of 2 designs" in graded[1]
+    assert other[3] is None and "0.466 of the fixed calls (exact) at rate#1" in other[1]
+    assert info[0] == "sequential_calls_agnostic_over[x, 0.45]" and info[3] is None
+    assert "least worst 0.4511-0.4511" in info[1] and "the rule's worst there 0.4660" in info[1]
+    over.agnostic = 0.449  # one rule could meet it: the design is graded, and the rule fails it
+    assert worst_lines("x", [ok, over], 0.45)[0][3] is False
+
+
+def test_the_simulated_gate_is_checked_against_its_exact_calls() -> None:
+    from benchmarks.bench_sequential import simulated_vs_exact_lines
+    from benchmarks.harness.sequential_designs import RateDesign, rate_cells
+
+    cells = rate_cells(RateDesign(0, 120, 0.7, 1.0, 1.0, "estimate"), 300, 5, plan=False)
+    assert all(c.exact_share is not None and 0 < c.exact_share <= 1 for c in cells)
+    [line] = simulated_vs_exact_lines("pass rate", cells)
+    assert line[3] is True and f"over {len(cells)} designs and truths" in line[1]
+    cells[1].exact_share += 0.15  # the gate spends other than computed
+    assert simulated_vs_exact_lines("pass rate", cells)[0][3] is False
+    same = _rate_cell(cells[0].design, 0.9, 0.2)
+    same.shares, same.exact_share = [0.2] * 300, 0.201  # every data set stopped at one look, a rare stop elsewhere
+    assert simulated_vs_exact_lines("x", [same])[0][3] is True
+    same.exact_share = 0.25  # more than one run in 300 could move the mean
+    assert simulated_vs_exact_lines("x", [same])[0][3] is False

@@ -18,6 +18,7 @@ from pytest_judgerel.stats.sequential_pass_rate import (
 from pytest_judgerel.stats.sequential import (
     PASS_RATE_EPS_FAIL,
     PASS_RATE_EPS_PASS,
+    items_schedule,
     pass_rate_cutoff,
     pass_rate_schedule,
     pass_rate_sequential_look,
@@ -133,8 +134,16 @@ def test_a_look_on_the_schedule_stops_exactly_at_the_boundaries(n_cap, min_rate)
 
 def test_the_schedule_looks_in_small_steps_from_twenty_items():
     assert pass_rate_schedule(48).looks == (20, 25, 30, 35, 40, 45, 48)
-    assert pass_rate_schedule(1000).looks[:3] == (20, 70, 120)
+    assert pass_rate_schedule(1000).looks[:3] == (20, 45, 70)  # a fortieth of a gate over 400 items
     assert pass_rate_schedule(12).looks == (12,)
+
+
+@pytest.mark.parametrize("n_cap, step", [(100, 5), (150, 8), (200, 10), (201, 10), (400, 10), (401, 11), (459, 12)])
+def test_the_steps_grow_with_the_gate_up_to_ten_items_then_a_fortieth(n_cap, step):
+    looks = pass_rate_schedule(n_cap).looks
+    assert looks[0] == 20 and looks[-1] == n_cap
+    assert set(np.diff(looks[:-1]).tolist()) == {step}
+    assert 0 < looks[-1] - looks[-2] <= step
 
 
 @pytest.mark.parametrize("prior", [(0.5, 0.5), (2.0, 1.0), (1.0, 3.0)])
@@ -194,13 +203,14 @@ def test_counts_in_the_predictives_tails_read_as_certain_and_nothing_else_moves(
 
 
 def test_no_pass_stop_before_a_tenth_of_the_items_unless_the_count_secures_it():
-    """A gate on 459 items (cutoff 299: min_rate 0.65, a perfect judge) looks at 20, 43, 66, ... items; its
-    first two looks may stop with "fail" but with "pass" only once 46 items are judged (a tenth), or where
+    """A gate on 459 items (cutoff 299: min_rate 0.65, a perfect judge) looking at 20, 43, 66, ... items (every
+    twentieth, the gate's own looks are closer): its first two looks may stop with "fail" but with "pass" only once 46 items are judged (a tenth), or where
     the count already reaches the cutoff.  The budget those early pass stops would spend goes to the later
     looks: at a true rate of 0.70 the gate spends fewer calls than with pass stops from the first look,
     and both keep the bound at every rate."""
     n_cap, cutoff = 459, 299
-    looks = pass_rate_schedule(n_cap).looks
+    sched = items_schedule(n_cap, batch=23, first=20)
+    looks = sched.looks
     assert looks[:3] == (20, 43, 66) and PASS_RATE_PASS_FROM == 0.1 and pass_rate_pass_from(n_cap) == 46
     stops = pass_rate_stops(n_cap, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
     early = pass_rate_stops(n_cap, cutoff, looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL, pass_from=0)
@@ -216,10 +226,12 @@ def test_no_pass_stop_before_a_tenth_of_the_items_unless_the_count_secures_it():
     cal = JudgeCalibration(1.0, 1.0, 100, 400)
     cut = pass_rate_cutoff(n_cap, min_rate=0.65, calibration=cal)
     assert cut.count == cutoff
-    first = pass_rate_sequential_look(20, 20, n_cap=n_cap, min_rate=0.65, calibration=cal, cutoff=cut)
+    first = pass_rate_sequential_look(20, 20, n_cap=n_cap, min_rate=0.65, calibration=cal, cutoff=cut,
+                                      schedule=sched)
     assert first.decision == "continue" and "no pass stop before 46 items are judged" in first.reason
     assert first.p_pass_at_cap >= stops.pass_level  # the level alone would have passed
-    third = pass_rate_sequential_look(66, 66, n_cap=n_cap, min_rate=0.65, calibration=cal, cutoff=cut)
+    third = pass_rate_sequential_look(66, 66, n_cap=n_cap, min_rate=0.65, calibration=cal, cutoff=cut,
+                                      schedule=sched)
     assert third.decision == "pass"
     low = pass_rate_cutoff(400, min_rate=0.03, calibration=cal)
     assert low.count <= 18

@@ -62,7 +62,7 @@ def test_batches_for_caps_not_divisible_by_their_step():
     assert items_schedule(1234).looks == tuple(range(124, 1234, 124)) + (1234,)  # ceil(1234 / 10) = 124
     assert items_schedule(57, batch=20).looks == (20, 40, 57)
     assert pass_rate_schedule(73).looks == (20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 73)  # steps of max(5, ceil(73 / 20))
-    assert pass_rate_schedule(487).looks == tuple(range(20, 487, 25)) + (487,)  # ceil(487 / 20) = 25
+    assert pass_rate_schedule(487).looks == tuple(range(20, 487, 13)) + (487,)  # ceil(487 / 40) = 13
     assert pass_rate_schedule(15).looks == (15,)  # fewer items than the first look: the cap only
 
 

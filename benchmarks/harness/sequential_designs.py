@@ -41,6 +41,7 @@ from pytest_judgerel.stats.sequential import (
     pass_rate_sequential_look,
     repeats_schedule,
 )
+from pytest_judgerel.stats.sequential_pass_rate import pass_rate_operating, pass_rate_stops
 from pytest_judgerel.stats.sequential_plan import plan_icc, plan_pass_rate
 
 SCALES = ((1, 5), (1, 7), (0, 10), (1, 10), (0, 100))
@@ -115,6 +116,9 @@ class Cell:
     oracle: float | None = None  # the calls share of a rule that knows the truth (oracle_share)
     floor: float | None = None  # the same for a rule that must estimate it (oracle_share(known=False))
     exact: float | None = None  # the least calls of any rule keeping the promises here (pass rate: exact_bound)
+    exact_share: float | None = None  # the rule's mean calls share computed exactly (pass rate: pass_rate_operating)
+    agnostic: float | None = None  # the least worst calls over the design's clear truths of a rule that does not
+    # know the truth, with a look after every item (pass rate, designs that can decide a line: bench_sequential)
 
     @property
     def clear(self) -> bool:
@@ -363,6 +367,8 @@ def rate_cells(design: RateDesign, datasets: int, seed: int, plan: bool = True) 
     cutoff = pass_rate_cutoff(design.n, min_rate=design.min_rate, calibration=cal, use=design.use)
     sched = pass_rate_schedule(design.n)
     truths = [round(design.min_rate + off, 3) for off in RATE_OFFSETS if design.min_rate + off <= 0.995]
+    stops = pass_rate_stops(design.n, cutoff.count, sched.looks, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL) \
+        if 0 < cutoff.count <= design.n else None
     cells = []
     for t_i, truth in enumerate(truths):
         raw = cal.sensitivity * truth + (1 - cal.specificity) * (1 - truth)
@@ -371,6 +377,8 @@ def rate_cells(design: RateDesign, datasets: int, seed: int, plan: bool = True) 
         stages = [(m / design.n, m / design.n) for m in sched.looks]
         cell.oracle = oracle_share(p_fixed, stages, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL)
         cell.floor = oracle_share(p_fixed, stages, PASS_RATE_EPS_PASS, PASS_RATE_EPS_FAIL, known=False)
+        if stops is not None:
+            cell.exact_share = float(pass_rate_operating(stops, [raw]).calls_share[0])
         if plan:
             cell.expected = plan_pass_rate(design.n, min_rate=design.min_rate, calibration=cal, use=design.use,
                                            truth=truth).expected_share

@@ -42,7 +42,8 @@ __all__ = [
     "pass_rate_cutoff", "pass_rate_sequential_look",
     "human_mean_sequential_look",
     "ICC_EPS_PASS", "ICC_EPS_FAIL", "PASS_RATE_EPS_PASS", "PASS_RATE_EPS_FAIL",
-    "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF", "ITEM_LOOK_MIN", "PASS_RATE_FIRST", "NOISE_PRIOR_DF",
+    "HUMAN_MEAN_EPS_PASS", "HUMAN_MEAN_EPS_FAIL", "N_SIM", "OFFSET_PRIOR_DF", "ITEM_LOOK_MIN", "PASS_RATE_FIRST",
+    "PASS_RATE_STEP_MAX", "NOISE_PRIOR_DF",
     "PROBE_SHARE", "PROBE_MIN", "PROBE_CANDIDATES",
 ]
 
@@ -86,6 +87,11 @@ PROBE_CANDIDATES = 64
 the offsets probe's likelihood (``_offsets_posterior``)."""
 PASS_RATE_FIRST = 20
 """Items judged before the pass-rate gate's first look (``pass_rate_schedule``)."""
+PASS_RATE_STEP_MAX = 10
+"""Items between two pass-rate looks on gates of 200 to 400 items (``pass_rate_schedule``): a twentieth of a
+larger gate's items between looks left it 0.005-0.01 of its calls over the least a rule can spend that
+does not know the truth (docs/concepts.md).  Up to 640 items a step fits in one round trip at the default
+concurrency (16)."""
 N_SIM = 400
 """Simulated completions per look (ICC and human-mean rules); Monte Carlo sd at p = 0.98: 0.007."""
 
@@ -185,11 +191,13 @@ def items_schedule(cap: int, batch: int | None = None, first: int | None = None)
 
 
 def pass_rate_schedule(cap: int) -> LookSchedule:
-    """The pass-rate gate's looks: from :data:`PASS_RATE_FIRST` items in steps of ``max(5, ceil(cap / 20))``
-    (its look is exact and cheap, so small gates look too; the stop levels pay for every look:
-    :mod:`.sequential_pass_rate`)."""
+    """The pass-rate gate's looks: from :data:`PASS_RATE_FIRST` items in steps of ``ceil(cap / 20)`` items, at
+    least 5 and at most :data:`PASS_RATE_STEP_MAX`, and of ``ceil(cap / 40)`` on gates of more than
+    ``40 * PASS_RATE_STEP_MAX`` items (its look is exact and cheap, so small gates look too; the stop levels
+    pay for every look: :mod:`.sequential_pass_rate`)."""
     cap = _positive_int(cap, "cap (the items of the fixed design)")
-    return items_schedule(cap, batch=max(5, math.ceil(cap / 20)), first=min(PASS_RATE_FIRST, cap))
+    step = max(5, min(PASS_RATE_STEP_MAX, math.ceil(cap / 20)), math.ceil(cap / 40))
+    return items_schedule(cap, batch=step, first=min(PASS_RATE_FIRST, cap))
 
 
 # ---------------------------------------------------------------------------- result

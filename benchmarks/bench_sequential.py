@@ -146,7 +146,7 @@ def calls_lines(name: str, cells: list[Cell], mean_goal: float | None, any_goal:
                           f"{len(clear)} clear designs and truths (oracle {np.mean([c.oracle for c in clear]):.3f}, "
                           f"estimating floor {np.mean([c.floor for c in clear]):.3f})",
                           f"<= {mean_goal}", mean <= mean_goal))
-        lines += worst_lines(f"{name}, {level:.0%} predictable", clear, any_goal, refresh)
+        lines += worst_lines(f"{name}, {level:.0%} predictable", clear, any_goal, refresh, level)
     return lines
 
 
@@ -198,10 +198,11 @@ def _by_design(cells: list[Cell]) -> dict[str, list[Cell]]:
     return groups
 
 
-def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refresh | None = None) -> list[Line]:
+def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refresh | None = None,
+                level: float = 0.95) -> list[Line]:
     """The worst calls share in any design and truth of ``clear``.  With a ``goal``: graded on the designs
     where a rule can meet it at every one of their clear truths (:func:`least_calls` within the goal at
-    each, and for the pass rate one rule at all of them: ``Cell.agnostic``, :func:`agnostic_bounds`), on
+    each, and for the pass rate one rule at all of them: ``Cell.agnostic`` at ``level``, :func:`agnostic_bounds`), on
     the exact shares where computed (the pass rate), else with ``refresh`` on fresh data sets
     (:func:`fresh_worst`).  A design with a clear truth where no rule can meet the goal is one where "at most
     ``goal`` in any design" cannot hold, whatever the rule: its other truths get an INFO line (the rule's
@@ -219,7 +220,7 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
 
     designs = _by_design(clear)
     agnostic_over = {label for label, cs in designs.items()
-                     if all(reachable(c) for c in cs) and any(c.agnostic is not None and c.agnostic > goal for c in cs)}
+                     if all(reachable(c) for c in cs) and any(c.agnostic.get(level, 0.0) > goal for c in cs)}
     graded = {label for label, cs in designs.items() if all(reachable(c) for c in cs) and label not in agnostic_over}
     within = [c for c in clear if c.design.label() in graded]
     beyond = [c for c in clear if not reachable(c)]
@@ -242,7 +243,7 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
                       f"the goal cannot hold, or no one rule meets it at all of them)",
                       f"<= {goal}, not graded: no rule meets it in these designs", None))
     if agnostic_over:
-        bounds = sorted({float(c.agnostic) for c in clear if c.design.label() in agnostic_over})  # type: ignore[arg-type]
+        bounds = sorted({c.agnostic[level] for c in clear if c.design.label() in agnostic_over})
         rule = max(_share(c) for c in clear if c.design.label() in agnostic_over)
         lines.append((f"sequential_calls_agnostic_over[{name}, {goal}]",
                       f"{len(agnostic_over)} design(s) ({', '.join(sorted(agnostic_over))}) where no rule that keeps "
@@ -263,20 +264,22 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
     return lines
 
 
-def agnostic_bounds(cells: list[Cell], goal: float, margin: float = 0.02) -> None:
-    """``Cell.agnostic`` on every clear cell of the pass-rate designs whose rule spends more than ``goal - margin``
-    at a clear truth (exactly): the least worst calls over the design's clear truths of any rule that keeps the
-    benchmark's promises without knowing the truth, with a look after every item
+def agnostic_bounds(cells: list[Cell], goal: float, margin: float = 0.02,
+                    levels: tuple[float, ...] = (0.95, 0.99)) -> None:
+    """``Cell.agnostic[level]`` on the cells clear at each ``level`` of the pass-rate designs whose rule spends more
+    than ``goal - margin`` at such a truth (exactly): the least worst calls over those truths of any rule that
+    keeps the benchmark's promises without knowing the truth, with a look after every item
     (``harness/pass_rate_agnostic_dual.py``).  Over ``goal``, no one rule meets the goal on that design."""
-    for a, cs in _agnostic_designs(cells):
-        if max(_share(c) for c in cs) <= goal - margin or cs[0].agnostic is not None:
-            continue
-        t0 = time.perf_counter()
-        bound = a.bound(a.every())
-        for c in cs:
-            c.agnostic = bound
-        print(f"  truth-agnostic bound {bound:.4f} at {a.label}, a look after every item "
-              f"({time.perf_counter() - t0:.1f} s)", flush=True)
+    for level in levels:
+        for a, cs in _agnostic_designs(cells, level):
+            if max(_share(c) for c in cs) <= goal - margin or level in cs[0].agnostic:
+                continue
+            t0 = time.perf_counter()
+            bound = a.bound(a.every())
+            for c in cs:
+                c.agnostic[level] = bound
+            print(f"  truth-agnostic bound {bound:.4f} at {a.label}, its {level:.0%} predictable truths, a look after "
+                  f"every item ({time.perf_counter() - t0:.1f} s)", flush=True)
 
 
 def simulated_vs_exact_lines(name: str, cells: list[Cell], z_max: float = 4.5) -> list[Line]:
@@ -380,12 +383,13 @@ class _Agnostic:
         return tuple(range(1, self.n + 1))
 
 
-def _agnostic_designs(cells: list[Cell]) -> list[tuple[_Agnostic, list[Cell]]]:
-    """The pass-rate designs of ``cells`` with a clear truth, each with its clear cells."""
+def _agnostic_designs(cells: list[Cell], level: float = 0.95) -> list[tuple[_Agnostic, list[Cell]]]:
+    """The pass-rate designs of ``cells`` with a truth where the fixed verdict is ``level`` predictable, each with
+    those cells."""
     from pytest_judgerel.stats.sequential import pass_rate_cutoff, pass_rate_schedule
 
     out = []
-    for label, cs in _by_design([c for c in cells if c.clear]).items():
+    for label, cs in _by_design([c for c in cells if c.p_fixed >= level or c.p_fixed <= 1 - level]).items():
         d = cs[0].design
         assert isinstance(d, RateDesign)
         cal = d.calibration

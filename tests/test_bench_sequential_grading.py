@@ -221,19 +221,21 @@ def test_the_pass_rate_any_design_line_grades_the_exact_shares_not_the_data_sets
 def test_a_design_no_one_rule_can_meet_is_reported_not_graded() -> None:
     """A pass-rate design whose least worst calls over its clear truths, for any rule that does not know
     the truth (``Cell.agnostic``, a look after every item), is over the goal gets an INFO line; the goal
-    is graded on the others, and a design whose bound is within the goal is graded as before."""
+    is graded on the others, and a design whose bound is within the goal is graded as before.  The bound
+    belongs to one predictability level's truths: the 99% line does not use the 95% one."""
     from benchmarks.harness.sequential_designs import RateDesign
 
     a, b = RateDesign(0, 300, 0.7, 1.0, 1.0, "estimate"), RateDesign(1, 476, 0.6, 1.0, 1.0, "estimate")
     ok, over = _rate_cell(a, 0.8, 0.4), _rate_cell(b, 0.7, 0.4)
     ok.exact_share, over.exact_share = 0.40, 0.466
-    ok.agnostic, over.agnostic = 0.38, 0.4511
+    ok.agnostic, over.agnostic = {0.95: 0.38}, {0.95: 0.4511}
     graded, other, info = worst_lines("x", [ok, over], 0.45)
     assert graded[3] is True and "at rate#0" in graded[1] and "(1 of 2 designs" in graded[1]
     assert other[3] is None and "0.466 of the fixed calls (exact) at rate#1" in other[1]
     assert info[0] == "sequential_calls_agnostic_over[x, 0.45]" and info[3] is None
     assert "least worst 0.4511-0.4511" in info[1] and "the rule's worst there 0.4660" in info[1]
-    over.agnostic = 0.449  # one rule could meet it: the design is graded, and the rule fails it
+    assert worst_lines("x", [ok, over], 0.45, level=0.99)[0][3] is False  # the bound of fewer truths is not known
+    over.agnostic = {0.95: 0.449}  # one rule could meet it: the design is graded, and the rule fails it
     assert worst_lines("x", [ok, over], 0.45)[0][3] is False
 
 

@@ -117,8 +117,9 @@ class Cell:
     floor: float | None = None  # the same for a rule that must estimate it (oracle_share(known=False))
     exact: float | None = None  # the least calls of any rule keeping the promises here (pass rate: exact_bound)
     exact_share: float | None = None  # the rule's mean calls share computed exactly (pass rate: pass_rate_operating)
-    agnostic: float | None = None  # the least worst calls over the design's clear truths of a rule that does not
-    # know the truth, with a look after every item (pass rate, designs that can decide a line: bench_sequential)
+    agnostic: dict[float, float] = field(default_factory=dict)  # per predictability level (0.95, 0.99): the least
+    # worst calls over the design's truths that clear of a rule that does not know the truth, with a look after
+    # every item (pass rate, designs that can decide a line: bench_sequential.agnostic_bounds)
 
     @property
     def clear(self) -> bool:

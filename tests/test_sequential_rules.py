@@ -77,11 +77,11 @@ def test_icc_looks_start_on_a_first_share_of_the_items():
 
 def test_the_offsets_probe_follows_the_first_all_items_look():
     s = repeats_schedule(7, n_items=150)
-    assert s.probe == 15 and s.stages[:4] == ((50, 2, 0), (100, 2, 0), (None, 2, 0), (None, 2, 15))
-    assert s.stages[-1] == (None, 7, 15) and len(s.stages) == 9
+    assert s.probe == 8 and s.stages[:4] == ((50, 2, 0), (100, 2, 0), (None, 2, 0), (None, 2, 8))
+    assert s.stages[-1] == (None, 7, 8) and len(s.stages) == 9
     assert [s.stage_number(m, r, bool(p)) for m, r, p in s.stages] == list(range(1, 10))
-    assert s.to_dict()["probe"] == 15 and "probe" not in repeats_schedule(7, n_items=150, probe=False).to_dict()
-    assert repeats_schedule(7, n_items=30).probe == 5  # at least PROBE_MIN items
+    assert s.to_dict()["probe"] == 8 and "probe" not in repeats_schedule(7, n_items=150, probe=False).to_dict()
+    assert repeats_schedule(7, n_items=30).probe == 3  # at least PROBE_MIN items
     assert repeats_schedule(2, n_items=150).probe == 0 and repeats_schedule(7).probe == 0  # no repeat to probe
 
 
@@ -180,7 +180,7 @@ def test_an_icc_gate_runs_to_its_cap_when_no_look_settles(scripted, monkeypatch)
     (block,) = [r["sequential"] for r in rec.records if r["kind"] == "icc"]
     assert block["stop"] == "cap" and not block["early"] and block["calls"] == block["cap_calls"] == 120
     assert [lk["items"] for lk in block["looks"]] == [10, 20, None, None, None, None]
-    assert [lk["probe_items"] for lk in block["looks"]] == [0, 0, 0, 5, 5, 0]  # the probe: 5 items x 4 repeats
+    assert [lk["probe_items"] for lk in block["looks"]] == [0, 0, 0, 3, 3, 0]  # the probe: 3 items x 4 repeats
     fixed = Judge(model="scripted/seq-to-cap", template="stsb", repeats=4).rate(items)
     assert icc_fixed_verdict(fixed, 0.2).passed and result.value == pytest.approx(icc_fixed_verdict(fixed, 0.2).tested)
 
@@ -206,8 +206,8 @@ def test_a_gate_that_stops_at_the_offsets_probe_draws_the_probes_cells(scripted,
         assert_icc_above(judge.rate(items), 0.2)
     (block,) = [r["sequential"] for r in rec.records if r["kind"] == "icc"]
     assert block["stop"] == "settled" and block["early"] and block["used"] == 2
-    assert block["calls"] == 30 * 2 + 5 * 2 and block["cap_calls"] == 120  # 2 repeats, + repeats 3-4 of 5 items
-    assert block["looks"][-1]["probe_items"] == 5 and len(block["looks"]) == 4
+    assert block["calls"] == 30 * 2 + 3 * 2 and block["cap_calls"] == 120  # 2 repeats, + repeats 3-4 of 3 items
+    assert block["looks"][-1]["probe_items"] == 3 and len(block["looks"]) == 4
 
 
 # ---------------------------------------------------------------------------- the plan

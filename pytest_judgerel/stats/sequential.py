@@ -76,11 +76,11 @@ NOISE_PRIOR_DF = 4.0
 completions (``_item_noise``; 0: homoscedastic completions)."""
 ITEM_LOOK_MIN = 10
 """The fewest items an ICC look on a first share of the items uses (``repeats_schedule(n_items=)``)."""
-PROBE_SHARE = 0.1
+PROBE_SHARE = 0.05
 """The ICC schedule's offsets probe: every repeat of the cap on this share of the items (at least
 :data:`PROBE_MIN`), drawn after the first all-items look, so the repeats' offsets are seen on
 ``cap - 1`` df instead of ``first - 1`` (``repeats_schedule``; ``docs/concepts.md``)."""
-PROBE_MIN = 5
+PROBE_MIN = 3
 """The fewest items of the offsets probe."""
 PROBE_CANDIDATES = 64
 """Draws of the offsets' variance from the observed repeats per simulated completion, reweighted by

@@ -179,6 +179,14 @@ def fresh_worst(within: list[Cell], refresh: Refresh) -> tuple[float, str]:
                    f"picked as the {len(fresh)} worst on the benchmark's data sets (there -> fresh: {picked})")
 
 
+def _graded_worst(cells: list[Cell], refresh: Refresh | None) -> tuple[float, str]:
+    """The worst calls share of ``cells`` and its text: exact where every cell's is computed (the pass rate),
+    else on fresh data sets of the worst few (``refresh``: :func:`fresh_worst`), else on the benchmark's."""
+    if refresh is None or all(c.exact_share is not None for c in cells):
+        return max(_share(c) for c in cells), _worst(cells)
+    return fresh_worst(cells, refresh)
+
+
 def least_calls(c: Cell) -> float | None:
     """The least calls a rule keeping the promises can spend at ``c``: the exact bound where one was
     computed (``Cell.exact``: the pass rate), else the estimating floor (an approximation)."""
@@ -227,17 +235,12 @@ def worst_lines(name: str, clear: list[Cell], goal: float | None, refresh: Refre
     elsewhere = [c for c in clear if reachable(c) and c.design.label() not in graded]  # of a design that cannot
     lines: list[Line] = []
     if within:
-        if refresh is None or all(c.exact_share is not None for c in within):
-            worst, text = max(_share(c) for c in within), _worst(within)
-        else:
-            worst, text = fresh_worst(within, refresh)
+        worst, text = _graded_worst(within, refresh)
         lines.append((f"sequential_calls_worst[{name}, designs with {kind} <= {goal} at every clear truth]",
                       f"{text} ({len(graded)} of {len(designs)} designs, {len(within)} of {len(clear)} designs and "
                       f"truths)", f"<= {goal}", worst <= goal))
     if elsewhere:
-        exact_all = all(c.exact_share is not None for c in elsewhere)
-        worst, text = (max(_share(c) for c in elsewhere), _worst(elsewhere)) if refresh is None or exact_all \
-            else fresh_worst(elsewhere, refresh)
+        worst, text = _graded_worst(elsewhere, refresh)
         lines.append((f"sequential_calls_worst[{name}, other truths of designs with a {kind} over {goal}]",
                       f"{text} ({len(elsewhere)} designs and truths; each design has another clear truth where "
                       f"the goal cannot hold, or no one rule meets it at all of them)",

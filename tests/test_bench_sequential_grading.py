@@ -10,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project root: benchmarks is not installed
 
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 from benchmarks.bench_sequential import FRESH_TOP, calls_lines, worst_lines  # noqa: E402
 from benchmarks.harness.sequential_designs import Cell, IccDesign  # noqa: E402
@@ -254,3 +255,30 @@ def test_the_simulated_gate_is_checked_against_its_exact_calls() -> None:
     assert simulated_vs_exact_lines("x", [same])[0][3] is True
     same.exact_share = 0.25  # more than one run in 300 could move the mean
     assert simulated_vs_exact_lines("x", [same])[0][3] is False
+
+
+def test_the_truth_agnostic_bound_is_computed_where_a_design_can_decide_the_line() -> None:
+    """agnostic_bounds: per predictability level, on the designs whose rule spends more than the goal less a
+    margin at such a truth, the least worst of one rule with a look after every item over those truths."""
+    from benchmarks.bench_sequential import agnostic_bounds
+    from benchmarks.harness.pass_rate_agnostic_dual import least_calls_dual
+    from benchmarks.harness.sequential_designs import RateDesign
+    from pytest_judgerel.stats.sequential import pass_rate_cutoff
+
+    a = RateDesign(0, 60, 0.8, 1.0, 1.0, "estimate")
+    cells = [_rate_cell(a, 0.65, 0.5), _rate_cell(a, 0.68, 0.5), _rate_cell(a, 0.95, 0.5)]
+    cells[0].exact_share, cells[1].exact_share, cells[2].exact_share = 0.74, 0.50, 0.30
+    assert all(c.clear for c in cells)
+    assert [c.p_fixed >= 0.99 or c.p_fixed <= 0.01 for c in cells] == [True, False, True]
+    count = pass_rate_cutoff(60, min_rate=0.8, use="estimate", calibration=a.calibration).count
+    every = tuple(range(1, 61))
+    agnostic_bounds(cells, 0.75)
+    at_95 = least_calls_dual(60, count, every, [0.65, 0.68, 0.95], threshold_raw=0.8).worst
+    at_99 = least_calls_dual(60, count, every, [0.65, 0.95], threshold_raw=0.8).worst
+    assert 0 < at_99 <= at_95 < 1
+    assert cells[0].agnostic == {0.95: pytest.approx(at_95), 0.99: pytest.approx(at_99)}
+    assert cells[1].agnostic == {0.95: pytest.approx(at_95)}  # not 99% predictable
+    far = [_rate_cell(a, 0.65, 0.5)]
+    far[0].exact_share = 0.72  # within the goal by more than the margin (0.02): no bound needed
+    agnostic_bounds(far, 0.75)
+    assert far[0].agnostic == {}

@@ -88,10 +88,8 @@ the offsets probe's likelihood (``_offsets_posterior``)."""
 PASS_RATE_FIRST = 20
 """Items judged before the pass-rate gate's first look (``pass_rate_schedule``)."""
 PASS_RATE_STEP_MAX = 10
-"""Items between two pass-rate looks on gates of 200 to 400 items (``pass_rate_schedule``): a twentieth of a
-larger gate's items between looks left it 0.005-0.01 of its calls over the least a rule can spend that
-does not know the truth (docs/concepts.md).  Up to 640 items a step fits in one round trip at the default
-concurrency (16)."""
+"""Items between two pass-rate looks on gates of 200 to 400 items; larger gates look every fortieth of their
+items (``pass_rate_schedule``; why: docs/concepts.md, "Closer looks on large gates")."""
 N_SIM = 400
 """Simulated completions per look (ICC and human-mean rules); Monte Carlo sd at p = 0.98: 0.007."""
 
